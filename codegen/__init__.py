@@ -1,0 +1,1 @@
+"""spmdkit code generator: rules_yaml/*.yaml -> C++ rules and their registration."""

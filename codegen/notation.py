@@ -1,0 +1,123 @@
+"""Check an einsum-style spec: the notation and the attribute edits that refer to it.
+
+The C++ engine parses the same notation at run time (spmd_rules/notation.cc); this module only
+rejects what the engine could not run, at build time, with the YAML file and entry named.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1)")
+
+
+@dataclass
+class Notation:
+    text: str
+    inputs: list[list[str]]
+    outputs: list[list[str]]
+
+    def letters(self, patterns: list[list[str]]) -> set[str]:
+        return {it[0] for p in patterns for it in p if it[0].isalpha()}
+
+
+def _pattern(text: str, where: str) -> list[str]:
+    """Items of one tensor's pattern: '...', 'a', 'a?', 'A', '(A)' or '1'."""
+    items, pos, text = [], 0, text.strip()
+    while pos < len(text):
+        m = _ITEM.match(text, pos)
+        if not m:
+            raise _err(where, f"cannot read '{text[pos:]}' in pattern '{text}'")
+        items.append(m.group(1))
+        pos = m.end()
+    return items
+
+
+def _err(where: str, msg: str):
+    from .spec import SpecError
+    return SpecError(f"{where}: einsum: {msg}")
+
+
+def check(spec) -> Notation:
+    where = spec.where
+    text = spec.raw["einsum"]
+    if text.count("->") != 1:
+        raise _err(where, f"'{text}' needs exactly one '->'")
+    lhs, rhs = text.split("->")
+    ins = [_pattern(p, where) for p in lhs.split(",")]
+    outs = [_pattern(p, where) for p in rhs.split(",")]
+    if len(ins) != len(spec.inputs):
+        raise _err(where, f"{len(ins)} input patterns for {len(spec.inputs)} inputs")
+    if len(outs) != len(spec.outputs):
+        raise _err(where, f"{len(outs)} output patterns for {len(spec.outputs)} outputs")
+    n = Notation(text, ins, outs)
+    sized = set((spec.raw.get("groups") or {}).keys())
+    for p in ins + outs:
+        variable = [it for it in p if it == "..." or (it.isupper() and it not in sized)]
+        if len(variable) > 1:
+            raise _err(where, f"a pattern may have one dim group of unknown length, got {variable}")
+    in_letters = n.letters(ins)
+    for p in outs:
+        for it in p:
+            if it[0].islower() and not it.endswith("?") and it[0] not in in_letters:
+                raise _err(where, f"output letter '{it[0]}' is in no input")
+            if it[0] in "(" and it[1] not in in_letters:
+                raise _err(where, f"output group '{it}' is in no input")
+    _check_edits(spec, n)
+    return n
+
+
+def _attr(spec, name: str, types: tuple, key: str):
+    a = spec.attr(name)
+    if a is None:
+        raise _err(spec.where, f"'{key}' names '{name}', which is not an attribute")
+    if a.type not in types:
+        raise _err(spec.where, f"'{key}' needs '{name}' of type {' or '.join(types)}, it is {a.type}")
+    return a
+
+
+def _input(spec, name: str, key: str) -> int:
+    i = spec.input_index(name)
+    if i is None:
+        raise _err(spec.where, f"'{key}' names '{name}', which is not an input")
+    return i
+
+
+def _check_edits(spec, n: Notation) -> None:
+    raw = spec.raw
+    for t, a in (raw.get("transpose") or {}).items():
+        _input(spec, t, "transpose")
+        _attr(spec, a, ("bool",), "transpose")
+    rep = raw.get("replicate")
+    if isinstance(rep, dict):
+        for t, a in rep.items():
+            _input(spec, t, "replicate")
+            _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "replicate")
+    elif isinstance(rep, list):
+        known = n.letters(n.inputs) | {it[1] for p in n.inputs for it in p if it.startswith("(")}
+        for letter in rep:
+            if letter not in known:
+                raise _err(spec.where, f"'replicate' names '{letter}', which is in no input pattern")
+    red = raw.get("reduce")
+    if red:
+        tensors = [k for k in red if k not in ("keep_dim", "partial")]
+        if len(tensors) != 1:
+            raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
+        _input(spec, tensors[0], "reduce")
+        _attr(spec, red[tensors[0]], ("int", "int64", "int[]", "int64[]"), "reduce")
+        if "keep_dim" in red:
+            _attr(spec, red["keep_dim"], ("bool",), "reduce")
+        p = red.get("partial", "sum")
+        if p not in ("sum", "avg", "max", "min", "prod", "any", "all"):
+            _attr(spec, p, ("int",), "reduce.partial")
+        if len(spec.outputs) != 1:
+            raise _err(spec.where, "'reduce' needs a single output")
+    for t, a in (raw.get("permute") or {}).items():
+        _input(spec, t, "permute")
+        _attr(spec, a, ("int[]", "int64[]"), "permute")
+    for g, a in (raw.get("groups") or {}).items():
+        if not (len(g) == 1 and g.isupper()):
+            raise _err(spec.where, f"'groups' key '{g}' must be one upper-case letter")
+        _attr(spec, a, ("int", "int64"), "groups")
+        if not any(g in p for p in n.inputs):
+            raise _err(spec.where, f"group '{g}' is in no input pattern")

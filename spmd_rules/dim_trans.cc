@@ -1,0 +1,198 @@
+#include "dim_trans.h"
+
+#include "errors.h"
+
+namespace spmd {
+
+std::string DimTrans::to_string() const {
+  if (inputs.empty()) return "Singleton()";
+  std::string s;
+  if (inputs.size() == 1) s = "InputDim(" + std::to_string(inputs[0]) + ")";
+  else {
+    s = "Flatten(";
+    for (std::size_t i = 0; i < inputs.size(); ++i) s += (i ? "," : "") + std::string("InputDim(") + std::to_string(inputs[i]) + ")";
+    s += ")";
+  }
+  if (split.empty()) return s;
+  std::string shape;
+  for (std::size_t i = 0; i < split.size(); ++i) shape += (i ? "," : "") + std::to_string(split[i]);
+  return "Split(" + s + ", (" + shape + "), " + std::to_string(split_id) + ")";
+}
+
+static int64_t product(const Shape& s, std::size_t from, std::size_t to) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+Shape resolve_reshape_target(const std::string& op, const Shape& src, const std::vector<int64_t>& shape) {
+  if (shape.size() > kMaxRank) throw ValueError(op + ": attribute 'shape' has more than " + std::to_string(kMaxRank) + " dims");
+  Shape tgt;
+  int unknown = -1;
+  int64_t known = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape[i];
+    if (d == 0) {
+      if (i >= src.size())
+        throw ValueError(op + ": attribute 'shape' has 0 at dim " + std::to_string(i) + ", but the input has rank " +
+                         std::to_string(src.size()));
+      d = src[i];
+    } else if (d == -1) {
+      if (unknown >= 0)
+        throw ValueError(op + ": attribute 'shape' has -1 at dims " + std::to_string(unknown) + " and " +
+                         std::to_string(i) + "; at most one dim can be inferred");
+      unknown = static_cast<int>(i);
+    } else if (d < 0) {
+      throw ValueError(op + ": attribute 'shape' has size " + std::to_string(d) + " at dim " + std::to_string(i));
+    }
+    tgt.push_back(d);
+    if (d != -1) known *= d;
+  }
+  const int64_t total = product(src, 0, src.size());
+  if (unknown >= 0) {
+    if (known == 0 || total % known != 0)
+      throw ValueError(op + ": cannot infer dim " + std::to_string(unknown) + " of attribute 'shape': " +
+                       std::to_string(total) + " elements do not divide into " + std::to_string(known));
+    tgt[unknown] = total / known;
+  } else if (known != total) {
+    throw ValueError(op + ": attribute 'shape' holds " + std::to_string(known) + " elements, but the input holds " +
+                     std::to_string(total));
+  }
+  return tgt;
+}
+
+DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
+  // Walk both shapes at once; each step consumes a group of src dims and a group of tgt dims
+  // of equal size. A size-1 dim on one side alone is consumed on its own.
+  DimTransList out;
+  std::size_t si = 0, ti = 0;
+  while (si < src.size() || ti < tgt.size()) {
+    SmallVec<int8_t, kMaxRank> group;
+    SmallVec<int64_t, kMaxRank> parts;
+    int64_t s = 1, t = 1;
+    if (si < src.size()) {
+      s = src[si];
+      group.push_back(static_cast<int8_t>(si++));
+    }
+    if (ti < tgt.size()) {
+      t = tgt[ti];
+      parts.push_back(tgt[ti++]);
+    }
+    if (s == 1 && t != 1 && !group.empty()) {
+      --ti;  // a size-1 source dim alone: it vanishes
+      parts.clear();
+    } else if (s != 1 && t == 1 && !parts.empty()) {
+      --si;  // a size-1 target dim alone: it comes from nothing
+      group.clear();
+    } else {
+      while (s != t) {
+        if (s < t) {
+          if (si >= src.size()) break;
+          group.push_back(static_cast<int8_t>(si));
+          s *= src[si++];
+        } else {
+          if (ti >= tgt.size()) break;
+          parts.push_back(tgt[ti]);
+          t *= tgt[ti++];
+        }
+      }
+    }
+    if (parts.empty()) continue;
+    SmallVec<int8_t, kMaxRank> dims;
+    for (int8_t d : group)
+      if (src[d] != 1) dims.push_back(d);
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      DimTrans dt;
+      if (parts[p] != 1) {  // a size-1 part is a Singleton
+        dt.inputs = dims;
+        if (parts.size() > 1) {
+          dt.split = parts;
+          dt.split_id = static_cast<int8_t>(p);
+        }
+      }
+      out.push_back(dt);
+    }
+  }
+  return out;
+}
+
+DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans) {
+  const std::size_t rank = in.rank();
+  const MeshPtr& mesh = in.attr.mesh();
+  // For each input dim: the output dim that carries its split, or -1 if it cannot keep one.
+  int8_t target[kMaxRank];
+  for (std::size_t d = 0; d < rank; ++d) target[d] = -1;
+  // Per input dim, the size of the leading split part it would become (0: no check).
+  int64_t part_size[kMaxRank] = {};
+  for (std::size_t o = 0; o < trans.size(); ++o) {
+    const DimTrans& t = trans[o];
+    if (t.singleton()) continue;
+    if (!t.split.empty() && t.split_id != 0) continue;  // only the leading part can hold a split
+    const int8_t lead = t.inputs[0];
+    target[lead] = static_cast<int8_t>(o);
+    if (!t.split.empty()) part_size[lead] = t.split[0];
+  }
+  DimTransResult r{TensorDistAttr(mesh, rank), TensorDistAttr(mesh, trans.size())};
+  for (std::size_t d = 0; d < rank; ++d) {
+    const MeshDims& m = in.attr.dim(d);
+    if (m.empty() || target[d] < 0 || in.shape[d] == 1) continue;
+    int64_t ways = 1;
+    for (int8_t md : m) ways *= mesh->dim_size(md);
+    const DimTrans& t = trans[target[d]];
+    // Flattened with later dims, the input dim itself must split evenly to stay a block split.
+    if (t.inputs.size() > 1 && in.shape[d] % ways != 0) continue;
+    if (part_size[d] > 0 && part_size[d] % ways != 0) continue;
+    r.input.set_dim(d, m);
+    r.output.set_dim(target[d], m);
+  }
+  return r;
+}
+
+static void check_x(const std::string& op, const char* role, const char* name, const DistMetaTensor& t) {
+  const std::string what = op + ": " + role + " '" + name + "'";
+  if (t.attr.rank() != t.rank())
+    throw ValueError(what + ": dims_mapping has " + std::to_string(t.attr.rank()) + " entries but the shape has rank " +
+                     std::to_string(t.rank()));
+  t.attr.validate(what);
+}
+
+static Shape known_shape(const std::string& op, const char* name, const Shape& s) {
+  for (std::size_t d = 0; d < s.size(); ++d)
+    if (s[d] < 0)
+      throw ValueError(op + ": '" + name + "' has unknown size at dim " + std::to_string(d) +
+                       "; reshape-like rules need static shapes");
+  return s;
+}
+
+SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape) {
+  check_x(op, "input", "x", x);
+  DimTransList trans = reshape_dim_trans(known_shape(op, "x", x.shape), out_shape);
+  DimTransResult r = infer_from_dim_trans(x, trans);
+  // Partial values reshape as they are: the reduction commutes with moving elements.
+  for (int m : x.attr.partial_dims()) {
+    r.input.set_partial(m, x.attr.partial_type(m));
+    r.output.set_partial(m, x.attr.partial_type(m));
+  }
+  SpmdInfo info;
+  info.inputs.emplace_back(std::move(r.input));
+  info.outputs.emplace_back(std::move(r.output));
+  return info;
+}
+
+SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
+                           const Shape& out_shape) {
+  check_x(op, "input", "x", x);
+  check_x(op, "output", "out", out);
+  if (out.shape.size() != out_shape.size())
+    throw ValueError(op + ": output 'out' has rank " + std::to_string(out.rank()) + ", but the attributes give rank " +
+                     std::to_string(out_shape.size()));
+  DimTransList trans = reshape_dim_trans(out_shape, known_shape(op, "x", x.shape));
+  DistMetaTensor src(out_shape, out.attr);
+  DimTransResult r = infer_from_dim_trans(src, trans);
+  SpmdInfo info;
+  info.inputs.emplace_back(std::move(r.output));
+  info.outputs.emplace_back(std::move(r.input));
+  return info;
+}
+
+}  // namespace spmd

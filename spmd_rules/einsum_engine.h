@@ -1,0 +1,116 @@
+// The factor engine: one generic inference for every einsum-like rule, in both directions.
+//
+// A rule's notation labels each tensor dim with a factor (einsum letter). A call resolves the
+// notation against the tensors' ranks, applies the attribute edits (transpose, replicate,
+// reduce, permute), merges the splits the source tensors propose for each factor (inputs going
+// forward, outputs going in reverse), and writes every tensor's layout from the merged factors.
+// Factors that vanish from the outputs are contracted: when split, the outputs are partial.
+//
+// Conflict policy (docs/conflict_policy.md): for one factor the first source tensor that splits
+// it wins; a mesh dim claimed by two factors stays with the factor that claimed it first.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist_meta_tensor.h"
+#include "notation.h"
+#include "spmd_info.h"
+
+namespace spmd {
+
+struct EinsumOptions {
+  ReduceType partial = ReduceType::kSum;  // reduce type of contracted factors
+  bool divisible = false;                 // drop a split whose mesh size does not divide the dim
+  bool keep_input_partial = false;        // inputs may stay partial (linear ops)
+};
+
+struct EinsumRule {
+  EinsumRule(std::string op, const std::string& notation, std::vector<std::string> inputs,
+             std::vector<std::string> outputs, EinsumOptions options = {});
+  std::string op;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  Notation notation;
+  EinsumOptions options;
+};
+
+// One tensor dim of the resolved notation.
+struct Slot {
+  uint8_t n = 0;               // factors: 0 = a size-1 dim that is never split; >1 = flattened group
+  uint8_t f[kMaxRank] = {};    // factor ids; only f[0] may carry a split
+  bool broadcast = false;      // a size-1 dim broadcast against a larger factor
+};
+using Slots = SmallVec<Slot, kMaxRank>;
+
+class EinsumCall {
+ public:
+  explicit EinsumCall(const EinsumRule& rule);
+
+  EinsumCall& input(int i, const DistMetaTensor& t);
+  EinsumCall& output(int i, const DistMetaTensor& t);
+
+  // Attribute edits; recorded now, applied by forward()/reverse().
+  EinsumCall& group_length(char group, int64_t length);
+  EinsumCall& transpose(int input, bool swap_last_two);
+  EinsumCall& replicate(int input, const std::vector<int64_t>& axes, const char* attr);
+  EinsumCall& replicate(int input, int64_t axis, const char* attr);
+  EinsumCall& replicate_letter(char letter_or_group);
+  EinsumCall& reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
+                     const char* attr);
+  EinsumCall& permute(int input, const std::vector<int64_t>& perm, const char* attr);
+
+  SpmdInfo forward();
+  SpmdInfo reverse();
+
+ private:
+  struct Factor {
+    int64_t size = -1;
+    MeshDims mesh;
+    bool need_replication = false;
+    bool in_output = false;
+    bool has_reduce = false;
+    ReduceType reduce = ReduceType::kSum;
+    int8_t order = -1;   // when a source first split it (conflict resolution order)
+  };
+  struct Edit {
+    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute } kind;
+    int tensor;
+    const std::vector<int64_t>* axes;
+    int64_t axis;
+    bool flag;
+    ReduceType type;
+    char letter;
+    const char* attr;
+  };
+
+  std::string where(bool is_input, int i) const;
+  int new_factor();
+  int factor_of(char letter);
+  int group_factor(char group, int64_t pos);
+  int64_t group_len(char group) const;
+  void resolve_inputs();
+  void resolve_outputs();
+  void apply_input_edits();
+  void apply_output_edits();
+  void check_sizes(bool is_input, int i);
+  void merge(bool from_outputs);
+  TensorDistAttr layout(const Slots& slots, const DistMetaTensor* t) const;
+  SpmdInfo build(bool forward);
+  int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int tensor) const;
+
+  const EinsumRule& rule_;
+  SmallVec<const DistMetaTensor*, kMaxTensors> in_, out_;
+  SmallVec<Slots, kMaxTensors> in_slots_, out_slots_;
+  SmallVec<bool, kMaxTensors> out_overridden_;
+  SmallVec<Factor, kMaxFactors> factors_;
+  int8_t letter_factor_[26];
+  struct Group { char name; int64_t len; int8_t first; };
+  SmallVec<Group, 8> groups_;
+  int64_t ellipsis_len_ = 0;
+  int8_t ellipsis_first_ = -1;
+  SmallVec<Edit, 8> edits_;
+  MeshPtr mesh_;
+};
+
+}  // namespace spmd

@@ -1,0 +1,41 @@
+// What generated rule code uses: the engines, the registry, and small helpers that turn
+// attributes into engine arguments with checked values.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dim_trans.h"
+#include "dim_trans_builders.h"
+#include "einsum_engine.h"
+#include "errors.h"
+#include "registry.h"
+
+namespace spmd {
+
+inline Param param(const char* name, ArgKind kind) { return Param{name, kind, false, Arg()}; }
+inline Param param(const char* name, ArgKind kind, Arg def) { return Param{name, kind, true, std::move(def)}; }
+inline Arg arg_bool(bool v) { Arg a; a.b = v; return a; }
+inline Arg arg_int(int64_t v) { Arg a; a.i = v; return a; }
+inline Arg arg_float(double v) { Arg a; a.f = v; return a; }
+inline Arg arg_str(std::string v) { Arg a; a.s = std::move(v); return a; }
+inline Arg arg_ints(std::vector<int64_t> v) { Arg a; a.ints = std::move(v); return a; }
+inline Arg arg_floats(std::vector<double> v) { Arg a; a.floats = std::move(v); return a; }
+
+// A group length given by an axis attribute (begin_norm_axis): negative counts from the end.
+inline int64_t group_length_from_attr(const std::string& op, const char* attr, int64_t value, const DistMetaTensor& t) {
+  const int64_t rank = static_cast<int64_t>(t.rank());
+  const int64_t len = value < 0 ? value + rank : value;
+  if (len < 0 || len > rank)
+    throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(value) + " is out of range for a tensor of rank " +
+                     std::to_string(rank));
+  return len;
+}
+
+inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
+  if (value < 0 || value >= kNumReduceTypes)
+    throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(value) +
+                     " is not a reduce type (0 sum, 1 max, 2 min, 3 prod, 4 avg, 5 any, 6 all)");
+  return static_cast<ReduceType>(value);
+}
+
+}  // namespace spmd
