@@ -195,6 +195,15 @@ py::tuple to_python(SpmdInfo&& info) {
   return py::make_tuple(std::move(ins), std::move(outs));
 }
 
+// (name, kind, has_default) per parameter, for tools that build calls (the CLI, verify).
+py::list params_of(const Signature& sig) {
+  static const char* const kinds[] = {"tensor", "optional_tensor", "tensor_list", "bool", "int", "int64", "float",
+                                      "str", "dtype", "int_list", "int64_list", "float_list", "bool_list"};
+  py::list out;
+  for (const Param& p : sig.params) out.append(py::make_tuple(p.name, kinds[static_cast<int>(p.kind)], p.has_default));
+  return out;
+}
+
 struct PyRule {
   const RuleEntry* entry;
   std::string name;  // the name it was looked up by
@@ -267,7 +276,13 @@ PYBIND11_MODULE(_core, m) {
         return py::isinstance<ProcessMesh>(b) && a == b.cast<const ProcessMesh&>();
       })
       .def("__hash__", [](const ProcessMesh& a) { return py::hash(py::make_tuple(py::cast(a.shape()), py::cast(a.process_ids()))); })
-      .def("__repr__", [](const ProcessMesh& a) { return "ProcessMesh" + a.to_string(); });
+      .def("__repr__", [](const ProcessMesh& a) { return "ProcessMesh" + a.to_string(); })
+      .def(py::pickle(
+          [](const ProcessMesh& a) { return py::make_tuple(a.shape(), a.process_ids(), a.dim_names()); },
+          [](const py::tuple& t) {
+            return std::make_shared<ProcessMesh>(t[0].cast<std::vector<int64_t>>(), t[1].cast<std::vector<int64_t>>(),
+                                                 t[2].cast<std::vector<std::string>>());
+          }));
 
   py::class_<TensorDistAttr>(m, "TensorDistAttr")
       .def(py::init<>())
@@ -363,6 +378,8 @@ PYBIND11_MODULE(_core, m) {
         if (r.entry->grad_rule.empty()) return py::none();
         return py::str(r.entry->grad_rule);
       })
+      .def_property_readonly("forward_params", [](const PyRule& r) { return params_of(r.entry->forward.signature); })
+      .def_property_readonly("backward_params", [](const PyRule& r) { return params_of(r.entry->second.signature); })
       .def_property_readonly("forward_signature", [](const PyRule& r) { return r.entry->forward.signature.describe(); })
       .def_property_readonly("backward_signature", [](const PyRule& r) { return r.entry->second.signature.describe(); })
       .def("__repr__", [](const PyRule& r) { return "<SpmdRule " + r.name + " (" + r.entry->spec + ")>"; });

@@ -1,0 +1,154 @@
+"""The `spmdkit` command: infer one rule's shardings, list the rules, or verify them.
+
+    spmdkit infer matmul --mesh 2x2 '[64,32]{1,0}' '[32,48]{0,-1}' False False
+    spmdkit infer matmul --backward '[64,32]' '[32,48]' '[64,48]{1,0}' False False
+    spmdkit list
+    spmdkit verify matmul          (see `spmdkit verify --help`)
+
+A tensor is written SHAPE{MAPPING}, e.g. [64,32]{1,-1}; a dim split over several mesh dims is a
+list, [64,32]{[0,1],-1}; a partial tensor adds p{MESH_DIM:TYPE,...}, e.g. [8,8]{-1,-1}p{0:sum};
+a replicated one just SHAPE; an absent optional tensor is `none`; a list input is (T1;T2). Attributes are Python
+literals (True, 3, [0,1], 'tanh').
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+
+from . import core
+from ._core import DistTensorSpec, ProcessMesh, TensorDistAttr
+
+_TENSOR = re.compile(r"^\[(?P<shape>[-\d,\s]*)\](\{(?P<map>.*?)\})?(p\{(?P<partial>[^}]*)\})?$")
+
+
+def parse_mesh(text: str) -> ProcessMesh:
+    dims = [int(d) for d in re.split(r"[x,]", text) if d]
+    n = 1
+    for d in dims:
+        n *= d
+    ids = list(range(n))
+
+    def nest(ids, dims):
+        if len(dims) == 1:
+            return ids
+        step = len(ids) // dims[0]
+        return [nest(ids[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
+
+    return ProcessMesh(nest(ids, dims), [f"d{i}" for i in range(len(dims))])
+
+
+def parse_tensor(text: str, mesh: ProcessMesh) -> DistTensorSpec:
+    if text.lower() == "none":
+        return DistTensorSpec([], TensorDistAttr())
+    m = _TENSOR.match(text.replace(" ", ""))
+    if not m:
+        raise ValueError(f"cannot read tensor '{text}' (write SHAPE{{MAPPING}}, e.g. [64,32]{{1,-1}})")
+    shape = [int(s) for s in m.group("shape").split(",") if s]
+    attr = TensorDistAttr()
+    attr.process_mesh = mesh
+    if m.group("map"):
+        mapping = ast.literal_eval("[" + m.group("map") + "]")
+        attr.multi_dims_mapping = [d if isinstance(d, list) else ([] if d == -1 else [d]) for d in mapping]
+    else:
+        attr.dims_mapping = [-1] * len(shape)
+    if m.group("partial"):
+        for item in m.group("partial").split(","):
+            dim, _, kind = item.partition(":")
+            attr._set_partial_dims([int(dim)], kind or "sum")
+    return DistTensorSpec(shape, attr)
+
+
+def parse_value(text: str, kind: str, mesh: ProcessMesh):
+    """One argument, read as the rule's parameter `kind` ('tensor', 'int_list', ...) asks."""
+    t = text.strip()
+    if kind == "tensor_list":
+        return [parse_tensor(p, mesh) for p in t.strip("()").split(";") if p.strip()]
+    if kind in ("tensor", "optional_tensor"):
+        return parse_tensor(t, mesh)
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    try:
+        return ast.literal_eval(t)
+    except (ValueError, SyntaxError):
+        return t  # a bare string attribute
+
+
+def describe(attr) -> str:
+    if isinstance(attr, list):
+        return "[" + "; ".join(describe(a) for a in attr) + "]"
+    dims = ",".join(str(d[0]) if len(d) == 1 else ("-1" if not d else str(d).replace(" ", ""))
+                    for d in attr.multi_dims_mapping)
+    partial = attr.partial_status
+    tail = " partial{" + ", ".join(f"{k}:{v}" for k, v in sorted(partial.items())) + "}" if partial else ""
+    return "{" + dims + "}" + tail
+
+
+def _pull_options(args) -> None:
+    """Options may also follow the op's arguments (argparse leaves them in the remainder)."""
+    rest, it = [], iter(args.args)
+    for a in it:
+        if a == "--backward":
+            args.backward = True
+        elif a == "--mesh":
+            args.mesh = next(it, args.mesh)
+        elif a.startswith("--mesh="):
+            args.mesh = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    args.args = rest
+
+
+def cmd_infer(args) -> int:
+    _pull_options(args)
+    mesh = parse_mesh(args.mesh)
+    rule = core.get_phi_spmd_rule(args.op)
+    params = rule.backward_params if args.backward else rule.forward_params
+    values = [parse_value(a, params[i][1] if i < len(params) else "", mesh) for i, a in enumerate(args.args)]
+    fn = rule.infer_backward if args.backward else rule.infer_forward
+    ins, outs = fn(*values)
+    sig = rule.backward_signature if args.backward else rule.forward_signature
+    print(f"{args.op} ({rule.spec}) {'second function: ' + str(rule.backward_kind) if args.backward else 'forward'}")
+    print(f"  signature: ({sig})")
+    for label, group in (("input", ins), ("output", outs)):
+        for i, a in enumerate(group):
+            print(f"  {label} {i}: {describe(a)}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    for e in core.rule_entries():
+        names = ", ".join([e["name"], *e["aliases"]])
+        second = e["backward_kind"] + (f" ({e['grad_op']})" if e["grad_op"] else "")
+        print(f"{e['spec']:<45} second={second:<22} {names}")
+    print(f"{len(core.list_spmd_rules())} names")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "verify":
+        from .verify.cli import main as verify_main
+        return verify_main(argv[1:])
+    ap = argparse.ArgumentParser(prog="spmdkit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("infer", help="infer the shardings of one rule call")
+    p.add_argument("op")
+    p.add_argument("--mesh", default="2x2", help="mesh shape, e.g. 4 or 2x2 or 2x2x2 (default 2x2)")
+    p.add_argument("--backward", action="store_true", help="call the second function (reverse or grad rule)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="tensors and attributes, in the rule's order")
+    p.set_defaults(fn=cmd_infer)
+    p = sub.add_parser("list", help="list the registered rules")
+    p.set_defaults(fn=cmd_list)
+    sub.add_parser("verify", help="execute rules on simulated ranks (spmdkit verify --help)")
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(args)
+    except (ValueError, TypeError, KeyError, NotImplementedError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
