@@ -214,7 +214,23 @@ py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const
   const std::string where = r.name + "." + which;
   if (!fn.fn) throw NotImplementedError(where + ": rule '" + r.name + "' has no second function");
   ArgPack pack = parse_args(where, fn.signature, args, kwargs);
-  return to_python(fn.fn(pack));
+  // Rules name themselves by their spec entry; an alias call (add -> elementwise_binary) should
+  // read as the name the user called. Only the error path pays for this.
+  auto renamed = [&](const std::exception& e) {
+    std::string msg = e.what();
+    const std::string prefix = r.entry->name + ": ";
+    if (r.name != r.entry->name && msg.compare(0, prefix.size(), prefix) == 0) msg = r.name + ": " + msg.substr(prefix.size());
+    return msg;
+  };
+  try {
+    return to_python(fn.fn(pack));
+  } catch (const ValueError& e) {
+    throw ValueError(renamed(e));
+  } catch (const TypeError& e) {
+    throw TypeError(renamed(e));
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(renamed(e));
+  }
 }
 
 // ---- TensorDistAttr helpers ----------------------------------------------------------------
