@@ -42,19 +42,28 @@ std::shared_ptr<ProcessMesh> make_mesh(const py::object& mesh, const py::object&
 }
 
 // ---- argument parsing ----------------------------------------------------------------------
+// "matmul.infer_forward", formatted only when an error needs it.
+struct CallSite {
+  const std::string* name;
+  const char* which;
+  std::string str() const { return *name + "." + which; }
+};
+inline std::string operator+(const CallSite& c, const std::string& s) { return c.str() + s; }
+inline std::string operator+(const CallSite& c, const char* s) { return c.str() + s; }
 std::string type_name(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
-[[noreturn]] void bad_arg(const std::string& where, const Param& p, std::size_t pos, const py::handle& got) {
+[[noreturn]] void bad_arg(const CallSite& where, const Param& p, std::size_t pos, const py::handle& got) {
   throw TypeError(where + ": argument " + std::to_string(pos) + " '" + p.name + "' must be " + arg_kind_name(p.kind) +
                   ", got " + type_name(got));
 }
 
 const DistMetaTensor* as_tensor(const py::handle& h) {
-  if (!py::isinstance<DistMetaTensor>(h)) return nullptr;
-  return &h.cast<const DistMetaTensor&>();
+  py::detail::make_caster<DistMetaTensor> caster;  // one type lookup, no copy
+  if (!caster.load(h, false)) return nullptr;
+  return &py::detail::cast_op<const DistMetaTensor&>(caster);
 }
 
-int64_t as_int(const std::string& where, const Param& p, std::size_t pos, const py::handle& h, bool int32) {
+int64_t as_int(const CallSite& where, const Param& p, std::size_t pos, const py::handle& h, bool int32) {
   if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) {
     if (py::hasattr(h, "__index__") && !py::isinstance<py::bool_>(h) && !py::isinstance<py::float_>(h)) {
       return as_int(where, p, pos, py::int_(h.attr("__index__")()), int32);
@@ -69,7 +78,7 @@ int64_t as_int(const std::string& where, const Param& p, std::size_t pos, const 
   return v;
 }
 
-void parse_one(const std::string& where, const Param& p, std::size_t pos, const py::handle& h, Arg* a) {
+void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py::handle& h, Arg* a) {
   switch (p.kind) {
     case ArgKind::kTensor:
       if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
@@ -146,7 +155,7 @@ void parse_one(const std::string& where, const Param& p, std::size_t pos, const 
   }
 }
 
-ArgPack parse_args(const std::string& where, const Signature& sig, const py::args& args, const py::kwargs& kwargs) {
+ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& args, const py::kwargs& kwargs) {
   const auto& params = sig.params;
   if (args.size() > params.size())
     throw TypeError(where + " takes at most " + std::to_string(params.size()) + " arguments (" + sig.describe() +
@@ -211,8 +220,8 @@ struct PyRule {
 
 py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const py::args& args,
                const py::kwargs& kwargs) {
-  const std::string where = r.name + "." + which;
-  if (!fn.fn) throw NotImplementedError(where + ": rule '" + r.name + "' has no second function");
+  const CallSite where{&r.name, which};
+  if (!fn.fn) throw NotImplementedError(where.str() + ": rule '" + r.name + "' has no second function");
   ArgPack pack = parse_args(where, fn.signature, args, kwargs);
   // Rules name themselves by their spec entry; an alias call (add -> elementwise_binary) should
   // read as the name the user called. Only the error path pays for this.
