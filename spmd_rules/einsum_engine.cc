@@ -6,11 +6,20 @@
 
 namespace spmd {
 
+static std::vector<std::string> strip_list_marks(std::vector<std::string> names, std::vector<bool>* is_list) {
+  for (std::string& n : names) {
+    bool list = n.size() > 2 && n.compare(n.size() - 2, 2, "[]") == 0;
+    if (list) n.resize(n.size() - 2);
+    is_list->push_back(list);
+  }
+  return names;
+}
+
 EinsumRule::EinsumRule(std::string op_name, const std::string& text, std::vector<std::string> inputs,
                        std::vector<std::string> outputs, EinsumOptions opts)
     : op(std::move(op_name)),
-      input_names(std::move(inputs)),
-      output_names(std::move(outputs)),
+      input_names(strip_list_marks(std::move(inputs), &input_is_list)),
+      output_names(strip_list_marks(std::move(outputs), &output_is_list)),
       notation(Notation::parse(op, text)),
       options(opts) {
   if (notation.inputs.size() != input_names.size() || notation.outputs.size() != output_names.size())
@@ -19,12 +28,21 @@ EinsumRule::EinsumRule(std::string op_name, const std::string& text, std::vector
 
 EinsumCall::EinsumCall(const EinsumRule& rule) : rule_(rule) {
   std::memset(letter_factor_, -1, sizeof(letter_factor_));
-  in_.resize(rule.input_names.size(), nullptr);
-  out_.resize(rule.output_names.size(), nullptr);
+  in_args_.resize(rule.input_names.size());
+  out_args_.resize(rule.output_names.size());
+  out_count_.resize(rule.output_names.size(), -1);
 }
 
-std::string EinsumCall::where(bool is_input, int i) const {
-  return rule_.op + ": " + (is_input ? "input '" + rule_.input_names[i] : "output '" + rule_.output_names[i]) + "'";
+std::string EinsumCall::arg_name(bool is_input, int arg) const {
+  return std::string(is_input ? "input '" : "output '") + (is_input ? rule_.input_names : rule_.output_names)[arg] + "'";
+}
+
+std::string EinsumCall::where(bool is_input, int k) const {
+  const Bound& b = (is_input ? in_ : out_)[k];
+  std::string s = rule_.op + ": " + (is_input ? "input '" : "output '") +
+                  (is_input ? rule_.input_names : rule_.output_names)[b.pattern];
+  if (b.list_pos >= 0) s += "[" + std::to_string(b.list_pos) + "]";
+  return s + "'";
 }
 
 static void check_tensor(const DistMetaTensor& t, const std::string& what) {
@@ -37,23 +55,57 @@ static void check_tensor(const DistMetaTensor& t, const std::string& what) {
       throw ValueError(what + ": dim " + std::to_string(d) + " has size " + std::to_string(t.shape[d]));
 }
 
+void EinsumCall::bind(bool is_input, int arg, const DistMetaTensor* t, int list_pos) {
+  auto& bound = is_input ? in_ : out_;
+  auto& range = (is_input ? in_args_ : out_args_)[arg];
+  if (!range.bound) {
+    range.bound = true;
+    range.first = static_cast<uint8_t>(bound.size());
+    range.list = list_pos >= 0 || (is_input ? rule_.input_is_list : rule_.output_is_list)[arg];
+  }
+  if (t && t->absent()) t = nullptr;  // an absent optional tensor takes no part
+  bound.push_back({t, static_cast<uint8_t>(arg), static_cast<int16_t>(list_pos)});
+  ++range.count;
+  if (!t) return;
+  const int k = static_cast<int>(bound.size()) - 1;
+  check_tensor(*t, where(is_input, k));
+  if (!mesh_) mesh_ = t->attr.mesh();
+  else if (mesh_ != t->attr.mesh() && !(*mesh_ == *t->attr.mesh()))
+    throw ValueError(where(is_input, k) + " is on a different process mesh than the other tensors");
+}
+
 EinsumCall& EinsumCall::input(int i, const DistMetaTensor& t) {
-  if (t.absent()) return *this;  // absent optional input: left out of the inference
-  check_tensor(t, where(true, i));
-  if (!mesh_) mesh_ = t.attr.mesh();
-  else if (mesh_ != t.attr.mesh() && !(*mesh_ == *t.attr.mesh()))
-    throw ValueError(where(true, i) + " is on a different process mesh than the other tensors");
-  in_[i] = &t;
+  bind(true, i, &t, -1);
+  return *this;
+}
+
+EinsumCall& EinsumCall::input(int i, const std::vector<const DistMetaTensor*>& list) {
+  if (list.empty()) {
+    in_args_[i].bound = in_args_[i].list = true;
+    in_args_[i].first = static_cast<uint8_t>(in_.size());
+  }
+  for (std::size_t k = 0; k < list.size(); ++k) bind(true, i, list[k], static_cast<int>(k));
   return *this;
 }
 
 EinsumCall& EinsumCall::output(int i, const DistMetaTensor& t) {
-  if (t.absent()) return *this;
-  check_tensor(t, where(false, i));
-  if (!mesh_) mesh_ = t.attr.mesh();
-  else if (mesh_ != t.attr.mesh() && !(*mesh_ == *t.attr.mesh()))
-    throw ValueError(where(false, i) + " is on a different process mesh than the other tensors");
-  out_[i] = &t;
+  bind(false, i, &t, -1);
+  return *this;
+}
+
+EinsumCall& EinsumCall::output(int i, const std::vector<const DistMetaTensor*>& list) {
+  if (list.empty()) {
+    out_args_[i].bound = out_args_[i].list = true;
+    out_args_[i].first = static_cast<uint8_t>(out_.size());
+  }
+  for (std::size_t k = 0; k < list.size(); ++k) bind(false, i, list[k], static_cast<int>(k));
+  return *this;
+}
+
+EinsumCall& EinsumCall::output_count(int i, int64_t n, const char* attr) {
+  if (n < 0 || n >= static_cast<int64_t>(kMaxTensors))
+    throw ValueError(rule_.op + ": attribute '" + attr + "' asks for " + std::to_string(n) + " outputs");
+  out_count_[i] = n;
   return *this;
 }
 
@@ -63,33 +115,43 @@ EinsumCall& EinsumCall::group_length(char group, int64_t length) {
 }
 
 EinsumCall& EinsumCall::transpose(int input, bool swap) {
-  if (swap) edits_.push_back({Edit::kTranspose, input, nullptr, 0, true, ReduceType::kSum, 0, nullptr});
+  if (swap) edits_.push_back({Edit::kTranspose, input, nullptr, 0, true, ReduceType::kSum, 0, nullptr, false});
   return *this;
 }
 
 EinsumCall& EinsumCall::replicate(int input, const std::vector<int64_t>& axes, const char* attr) {
-  edits_.push_back({Edit::kReplicateAxes, input, &axes, 0, false, ReduceType::kSum, 0, attr});
+  edits_.push_back({Edit::kReplicateAxes, input, &axes, 0, false, ReduceType::kSum, 0, attr, false});
   return *this;
 }
 
 EinsumCall& EinsumCall::replicate(int input, int64_t axis, const char* attr) {
-  edits_.push_back({Edit::kReplicateAxes, input, nullptr, axis, false, ReduceType::kSum, 0, attr});
+  edits_.push_back({Edit::kReplicateAxes, input, nullptr, axis, false, ReduceType::kSum, 0, attr, false});
   return *this;
 }
 
 EinsumCall& EinsumCall::replicate_letter(char letter) {
-  edits_.push_back({Edit::kReplicateLetter, -1, nullptr, 0, false, ReduceType::kSum, letter, nullptr});
+  edits_.push_back({Edit::kReplicateLetter, -1, nullptr, 0, false, ReduceType::kSum, letter, nullptr, false});
   return *this;
 }
 
 EinsumCall& EinsumCall::reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                               const char* attr) {
-  edits_.push_back({Edit::kReduce, input, &axes, 0, keep_dim, type, 0, attr});
+                               const char* attr, bool whole) {
+  edits_.push_back({Edit::kReduce, input, &axes, 0, keep_dim, type, 0, attr, whole});
+  return *this;
+}
+
+EinsumCall& EinsumCall::reduce(int input, int64_t axis, bool keep_dim, ReduceType type, const char* attr, bool whole) {
+  edits_.push_back({Edit::kReduce, input, nullptr, axis, keep_dim, type, 0, attr, whole});
   return *this;
 }
 
 EinsumCall& EinsumCall::permute(int input, const std::vector<int64_t>& perm, const char* attr) {
-  edits_.push_back({Edit::kPermute, input, &perm, 0, false, ReduceType::kSum, 0, attr});
+  edits_.push_back({Edit::kPermute, input, &perm, 0, false, ReduceType::kSum, 0, attr, false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::insert_dim(int input, int64_t axis, const char* attr) {
+  edits_.push_back({Edit::kInsert, input, nullptr, axis, false, ReduceType::kSum, 0, attr, false});
   return *this;
 }
 
@@ -122,52 +184,49 @@ int EinsumCall::group_factor(char group, int64_t pos) {
   throw ValueError(rule_.op + ": group " + std::string(1, group) + " has no length");
 }
 
-int64_t EinsumCall::norm_axis(int64_t axis, std::size_t rank, const char* attr, int tensor) const {
-  int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r || (r == 0 && axis != 0 && axis != -1))
+int64_t EinsumCall::norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const {
+  const int64_t r = static_cast<int64_t>(rank);
+  const int64_t lim = std::max<int64_t>(r, 1);  // a 0-D tensor accepts axis 0 / -1, as numpy's keepdims ops do
+  if (axis < -lim || axis >= lim)
     throw ValueError(rule_.op + ": attribute '" + attr + "' = " + std::to_string(axis) + " is out of range for " +
-                     where(true, tensor).substr(rule_.op.size() + 2) + " of rank " + std::to_string(r));
-  return axis < 0 ? axis + r : axis;
+                     arg_name(true, arg) + " of rank " + std::to_string(r));
+  return axis < 0 ? axis + lim : axis;
 }
-
-// Items of a pattern whose length is fixed, and the optional letters.
-struct PatternCounts {
-  int fixed = 0, optional = 0;
-  char variable = 0;  // '.' for the ellipsis, a group letter, or 0
-};
 
 void EinsumCall::resolve_inputs() {
   const auto& pats = rule_.notation.inputs;
   // Pass 1: how many dims the variable item (ellipsis or unsized group) of each input takes.
   SmallVec<int64_t, kMaxTensors> var_len;
   SmallVec<bool, kMaxTensors> opt_present;
-  for (std::size_t i = 0; i < pats.size(); ++i) {
+  for (std::size_t k = 0; k < in_.size(); ++k) {
     var_len.push_back(0);
     opt_present.push_back(false);
-    if (!in_[i]) continue;
-    PatternCounts c;
-    for (const NotationItem& it : pats[i]) {
-      if (it.kind == NotationItem::kLetter) (it.optional ? c.optional : c.fixed)++;
-      else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) c.fixed++;
-      else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) c.fixed += static_cast<int>(group_len(it.name));
-      else c.variable = it.kind == NotationItem::kEllipsis ? '.' : it.name;
+    if (!in_[k].t) continue;
+    int fixed = 0, optional = 0;
+    char variable = 0;
+    for (const NotationItem& it : pats[in_[k].pattern]) {
+      if (it.kind == NotationItem::kLetter) (it.optional ? optional : fixed)++;
+      else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) fixed++;
+      else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) fixed += static_cast<int>(group_len(it.name));
+      else variable = it.kind == NotationItem::kEllipsis ? '.' : it.name;
     }
-    int64_t rank = static_cast<int64_t>(in_[i]->rank());
-    if (c.variable) {
-      if (rank < c.fixed)
-        throw ValueError(where(true, i) + " has rank " + std::to_string(rank) + ", but needs at least " +
-                         std::to_string(c.fixed) + " dims");
-      opt_present[i] = rank >= c.fixed + c.optional;
-      var_len[i] = rank - c.fixed - (opt_present[i] ? c.optional : 0);
-      if (c.variable == '.') ellipsis_len_ = std::max(ellipsis_len_, var_len[i]);
-      else if (group_len(c.variable) < 0) groups_.push_back({c.variable, var_len[i], -1});
-      else if (group_len(c.variable) != var_len[i])
-        throw ValueError(where(true, i) + " has rank " + std::to_string(rank) + ", which does not fit its pattern");
+    const int64_t rank = static_cast<int64_t>(in_[k].t->rank());
+    if (variable) {
+      if (rank < fixed)
+        throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) + ", but needs at least " +
+                         std::to_string(fixed) + " dims");
+      opt_present[k] = rank >= fixed + optional;
+      var_len[k] = rank - fixed - (opt_present[k] ? optional : 0);
+      if (variable == '.') ellipsis_len_ = std::max(ellipsis_len_, var_len[k]);
+      else if (group_len(variable) < 0) groups_.push_back({variable, var_len[k], -1});
+      else if (group_len(variable) != var_len[k])
+        throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) +
+                         ", which does not fit its pattern");
     } else {
-      opt_present[i] = rank == c.fixed + c.optional;
-      if (rank != c.fixed && !opt_present[i])
-        throw ValueError(where(true, i) + " has rank " + std::to_string(rank) + ", but must have rank " +
-                         std::to_string(c.fixed) + (c.optional ? " or " + std::to_string(c.fixed + c.optional) : ""));
+      opt_present[k] = optional > 0 && rank == fixed + optional;
+      if (rank != fixed && !opt_present[k])
+        throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) + ", but must have rank " +
+                         std::to_string(fixed) + (optional ? " or " + std::to_string(fixed + optional) : ""));
     }
   }
   if (ellipsis_len_ > 0) {
@@ -175,15 +234,16 @@ void EinsumCall::resolve_inputs() {
     for (int64_t k = 0; k < ellipsis_len_; ++k) new_factor();
   }
   // Pass 2: one slot per dim.
-  in_slots_.resize(pats.size());
-  for (std::size_t i = 0; i < pats.size(); ++i) {
-    if (!in_[i]) continue;
-    Slots& s = in_slots_[i];
-    for (const NotationItem& it : pats[i]) {
+  in_slots_.resize(in_.size());
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    in_slots_[k].clear();
+    if (!in_[k].t) continue;
+    Slots& s = in_slots_[k];
+    for (const NotationItem& it : pats[in_[k].pattern]) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kLetter:
-          if (it.optional && !opt_present[i]) continue;
+          if (it.optional && !opt_present[k]) continue;
           slot.n = 1;
           slot.f[0] = static_cast<uint8_t>(factor_of(it.name));
           s.push_back(slot);
@@ -192,25 +252,23 @@ void EinsumCall::resolve_inputs() {
           s.push_back(slot);
           break;
         case NotationItem::kEllipsis:
-          for (int64_t k = ellipsis_len_ - var_len[i]; k < ellipsis_len_; ++k) {
+          for (int64_t e = ellipsis_len_ - var_len[k]; e < ellipsis_len_; ++e) {
             slot.n = 1;
-            slot.f[0] = static_cast<uint8_t>(ellipsis_first_ + k);
+            slot.f[0] = static_cast<uint8_t>(ellipsis_first_ + e);
             s.push_back(slot);
           }
           break;
         case NotationItem::kGroup:
-          for (int64_t k = 0; k < group_len(it.name); ++k) {
+          for (int64_t e = 0; e < group_len(it.name); ++e) {
             slot.n = 1;
-            slot.f[0] = static_cast<uint8_t>(group_factor(it.name, k));
+            slot.f[0] = static_cast<uint8_t>(group_factor(it.name, e));
             s.push_back(slot);
           }
           break;
-        case NotationItem::kFlatGroup: {
-          int64_t len = group_len(it.name);
-          for (int64_t k = 0; k < len; ++k) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, k));
+        case NotationItem::kFlatGroup:
+          for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
           break;
-        }
       }
     }
   }
@@ -218,42 +276,52 @@ void EinsumCall::resolve_inputs() {
 
 void EinsumCall::apply_input_edits() {
   for (const Edit& e : edits_) {
-    if (e.kind == Edit::kTranspose && in_[e.tensor]) {
-      Slots& s = in_slots_[e.tensor];
-      if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
-    } else if (e.kind == Edit::kReplicateAxes && in_[e.tensor]) {
-      const Slots& s = in_slots_[e.tensor];
-      auto mark = [&](int64_t a) {
-        const Slot& slot = s[norm_axis(a, s.size(), e.attr, e.tensor)];
-        for (int k = 0; k < slot.n; ++k) factors_[slot.f[k]].need_replication = true;
-      };
-      if (e.axes) for (int64_t a : *e.axes) mark(a);
-      else if (!s.empty() || (e.axis != 0 && e.axis != -1)) mark(e.axis);
-    } else if (e.kind == Edit::kReplicateLetter) {
+    if (e.kind == Edit::kReplicateLetter) {
       if (e.letter >= 'a' && e.letter <= 'z') {
         if (letter_factor_[e.letter - 'a'] >= 0) factors_[letter_factor_[e.letter - 'a']].need_replication = true;
       } else {
         for (int64_t k = 0; k < std::max<int64_t>(group_len(e.letter), 0); ++k)
           factors_[group_factor(e.letter, k)].need_replication = true;
       }
+      continue;
+    }
+    if (e.kind != Edit::kTranspose && e.kind != Edit::kReplicateAxes) continue;
+    const ArgRange& r = in_args_[e.arg];
+    for (int k = r.first; k < r.first + r.count; ++k) {
+      if (!in_[k].t) continue;
+      Slots& s = in_slots_[k];
+      if (e.kind == Edit::kTranspose) {
+        if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
+        continue;
+      }
+      auto mark = [&](int64_t a) {
+        if (s.empty()) {
+          norm_axis(a, 0, e.attr, e.arg);  // range check only: a 0-D tensor has nothing to gather
+          return;
+        }
+        const Slot& slot = s[norm_axis(a, s.size(), e.attr, e.arg)];
+        for (int f = 0; f < slot.n; ++f) factors_[slot.f[f]].need_replication = true;
+      };
+      if (e.axes) for (int64_t a : *e.axes) mark(a);
+      else mark(e.axis);
     }
   }
 }
 
-void EinsumCall::check_sizes(bool is_input, int i) {
-  const DistMetaTensor* t = is_input ? in_[i] : out_[i];
-  Slots& s = is_input ? in_slots_[i] : out_slots_[i];
+void EinsumCall::check_sizes(bool is_input, int k) {
+  const DistMetaTensor* t = (is_input ? in_ : out_)[k].t;
+  Slots& s = (is_input ? in_slots_ : out_slots_)[k];
   if (!t) return;
   if (t->rank() != s.size())
-    throw ValueError(where(is_input, i) + " has rank " + std::to_string(t->rank()) + ", but the rule gives it rank " +
+    throw ValueError(where(is_input, k) + " has rank " + std::to_string(t->rank()) + ", but the rule gives it rank " +
                      std::to_string(s.size()));
   for (std::size_t d = 0; d < s.size(); ++d) {
     Slot& slot = s[d];
+    const int64_t size = t->shape[d];
+    if (size == 1) slot.broadcast = true;  // a size-1 dim is never split
     if (slot.n != 1) continue;
     Factor& f = factors_[slot.f[0]];
     const bool batch = ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_;
-    const int64_t size = t->shape[d];
-    if (size == 1) slot.broadcast = true;  // a size-1 dim is never split
     if (size < 0) continue;                // unknown (dynamic) size: nothing to check
     if (size == 1 && batch) {              // broadcasts against any size
       if (f.size < 0) f.size = 1;
@@ -261,61 +329,103 @@ void EinsumCall::check_sizes(bool is_input, int i) {
     }
     if (f.size < 0 || (batch && f.size == 1)) f.size = size;
     else if (f.size != size)
-      throw ValueError(where(is_input, i) + ": dim " + std::to_string(d) + " has size " + std::to_string(size) +
+      throw ValueError(where(is_input, k) + ": dim " + std::to_string(d) + " has size " + std::to_string(size) +
                        ", but the same factor has size " + std::to_string(f.size) + " elsewhere");
+  }
+}
+
+void EinsumCall::prepare_outputs() {
+  // Forward calls bind no outputs: make one unbound entry per output (or per list element).
+  for (std::size_t j = 0; j < out_args_.size(); ++j) {
+    ArgRange& r = out_args_[j];
+    if (r.bound) continue;
+    r.bound = true;
+    r.list = rule_.output_is_list[j];
+    r.first = static_cast<uint8_t>(out_.size());
+    const int64_t n = r.list ? std::max<int64_t>(out_count_[j], 0) : 1;
+    for (int64_t k = 0; k < n; ++k) out_.push_back({nullptr, static_cast<uint8_t>(j), static_cast<int16_t>(r.list ? k : -1)});
+    r.count = static_cast<uint8_t>(n);
   }
 }
 
 void EinsumCall::resolve_outputs() {
   const auto& pats = rule_.notation.outputs;
-  out_slots_.resize(pats.size());
-  out_overridden_.resize(pats.size(), false);
+  out_slots_.resize(out_.size());
+  out_overridden_.resize(out_.size(), false);
+  for (std::size_t k = 0; k < out_.size(); ++k) {
+    out_slots_[k].clear();
+    out_overridden_[k] = false;
+  }
+  // Edits that define the first output from an input's pattern.
   for (const Edit& e : edits_) {
-    if ((e.kind != Edit::kReduce && e.kind != Edit::kPermute) || !in_[e.tensor]) continue;
-    const Slots& src = in_slots_[e.tensor];
-    Slots& dst = out_slots_[0];
-    out_overridden_[0] = true;
+    if (e.kind != Edit::kReduce && e.kind != Edit::kPermute && e.kind != Edit::kInsert) continue;
+    const ArgRange& src_range = in_args_[e.arg];
+    if (src_range.count == 0 || !in_[src_range.first].t) continue;
+    const Slots& src = in_slots_[src_range.first];
+    Slots dst;
     if (e.kind == Edit::kPermute) {
       if (e.axes->size() != src.size())
-        throw ValueError(rule_.op + ": attribute '" + e.attr + "' has " + std::to_string(e.axes->size()) +
-                         " entries for " + where(true, e.tensor).substr(rule_.op.size() + 2) + " of rank " +
-                         std::to_string(src.size()));
+        throw ValueError(rule_.op + ": attribute '" + e.attr + "' has " + std::to_string(e.axes->size()) + " entries for " +
+                         arg_name(true, e.arg) + " of rank " + std::to_string(src.size()));
       uint32_t seen = 0;
       for (int64_t a : *e.axes) {
-        int64_t k = norm_axis(a, src.size(), e.attr, e.tensor);
-        if (seen & (1u << k))
-          throw ValueError(rule_.op + ": attribute '" + e.attr + "' names dim " + std::to_string(k) + " twice");
-        seen |= 1u << k;
-        dst.push_back(src[k]);
+        const int64_t d = norm_axis(a, src.size(), e.attr, e.arg);
+        if (seen & (1u << d))
+          throw ValueError(rule_.op + ": attribute '" + e.attr + "' names dim " + std::to_string(d) + " twice");
+        seen |= 1u << d;
+        dst.push_back(src[d]);
       }
+    } else if (e.kind == Edit::kInsert) {
+      const int64_t r = static_cast<int64_t>(src.size()) + 1;
+      if (e.axis < -r || e.axis >= r)
+        throw ValueError(rule_.op + ": attribute '" + e.attr + "' = " + std::to_string(e.axis) +
+                         " is out of range for an output of rank " + std::to_string(r));
+      dst = src;
+      dst.insert(static_cast<std::size_t>(e.axis < 0 ? e.axis + r : e.axis), Slot());
     } else {
       uint32_t reduced = 0;
-      if (e.axes->empty()) reduced = (1u << src.size()) - 1;
-      for (int64_t a : *e.axes) reduced |= 1u << norm_axis(a, src.size(), e.attr, e.tensor);
+      if (e.axes) {
+        if (e.axes->empty()) reduced = (1u << src.size()) - 1;
+        for (int64_t a : *e.axes)
+          if (!src.empty()) reduced |= 1u << norm_axis(a, src.size(), e.attr, e.arg);
+          else norm_axis(a, 0, e.attr, e.arg);
+      } else if (!src.empty()) {
+        reduced = 1u << norm_axis(e.axis, src.size(), e.attr, e.arg);
+      } else {
+        norm_axis(e.axis, 0, e.attr, e.arg);
+      }
       for (std::size_t d = 0; d < src.size(); ++d) {
         if (!(reduced & (1u << d))) {
           dst.push_back(src[d]);
           continue;
         }
-        for (int k = 0; k < src[d].n; ++k) {
-          factors_[src[d].f[k]].has_reduce = true;
-          factors_[src[d].f[k]].reduce = e.type;
+        for (int f = 0; f < src[d].n; ++f) {
+          Factor& fac = factors_[src[d].f[f]];
+          if (e.whole) fac.need_replication = true;
+          fac.has_reduce = true;
+          fac.reduce = e.type;
         }
         if (e.flag) dst.push_back(Slot());  // keep_dim: a size-1 dim
       }
     }
+    const ArgRange& r0 = out_args_[0];
+    for (int k = r0.first; k < r0.first + r0.count; ++k) {
+      out_slots_[k] = dst;
+      for (Slot& slot : out_slots_[k]) slot.broadcast = false;
+      out_overridden_[k] = true;
+    }
   }
-  for (std::size_t o = 0; o < pats.size(); ++o) {
-    if (out_overridden_[o]) continue;
-    Slots& s = out_slots_[o];
-    for (const NotationItem& it : pats[o]) {
+  for (std::size_t k = 0; k < out_.size(); ++k) {
+    if (out_overridden_[k]) continue;
+    Slots& s = out_slots_[k];
+    for (const NotationItem& it : pats[out_[k].pattern]) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kLetter: {
           int8_t id = letter_factor_[it.name - 'a'];
           if (id < 0) {
             if (it.optional) continue;  // absent from every input: absent here too
-            throw ValueError(rule_.op + ": output letter '" + std::string(1, it.name) + "' is in no input");
+            id = static_cast<int8_t>(factor_of(it.name));  // a new dim: born whole on every rank
           }
           slot.n = 1;
           slot.f[0] = static_cast<uint8_t>(id);
@@ -326,22 +436,22 @@ void EinsumCall::resolve_outputs() {
           s.push_back(slot);
           break;
         case NotationItem::kEllipsis:
-          for (int64_t k = 0; k < ellipsis_len_; ++k) {
+          for (int64_t e = 0; e < ellipsis_len_; ++e) {
             slot.n = 1;
-            slot.f[0] = static_cast<uint8_t>(ellipsis_first_ + k);
+            slot.f[0] = static_cast<uint8_t>(ellipsis_first_ + e);
             s.push_back(slot);
           }
           break;
         case NotationItem::kGroup:
-          for (int64_t k = 0; k < std::max<int64_t>(group_len(it.name), 0); ++k) {
+          for (int64_t e = 0; e < std::max<int64_t>(group_len(it.name), 0); ++e) {
             slot.n = 1;
-            slot.f[0] = static_cast<uint8_t>(group_factor(it.name, k));
+            slot.f[0] = static_cast<uint8_t>(group_factor(it.name, e));
             s.push_back(slot);
           }
           break;
         case NotationItem::kFlatGroup:
-          for (int64_t k = 0; k < std::max<int64_t>(group_len(it.name), 0); ++k)
-            slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, k));
+          for (int64_t e = 0; e < std::max<int64_t>(group_len(it.name), 0); ++e)
+            slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
           break;
       }
@@ -349,7 +459,7 @@ void EinsumCall::resolve_outputs() {
   }
   for (const Slots& s : out_slots_)
     for (const Slot& slot : s)
-      for (int k = 0; k < slot.n; ++k) factors_[slot.f[k]].in_output = true;
+      for (int f = 0; f < slot.n; ++f) factors_[slot.f[f]].in_output = true;
 }
 
 void EinsumCall::merge(bool from_outputs) {
@@ -365,13 +475,13 @@ void EinsumCall::merge(bool from_outputs) {
         f.mesh = m;
         f.order = order++;
       }
-      // A different split of an already split factor loses: first source wins.
+      // A different split of an already split factor loses: the first source wins.
     }
   };
   if (from_outputs)
-    for (std::size_t o = 0; o < out_.size(); ++o) propose(out_[o], out_slots_[o]);
+    for (std::size_t k = 0; k < out_.size(); ++k) propose(out_[k].t, out_slots_[k]);
   else
-    for (std::size_t i = 0; i < in_.size(); ++i) propose(in_[i], in_slots_[i]);
+    for (std::size_t k = 0; k < in_.size(); ++k) propose(in_[k].t, in_slots_[k]);
 
   // Settle each factor, then hand every mesh dim to the factor that claimed it first.
   SmallVec<int8_t, kMaxFactors> by_order;
@@ -416,18 +526,24 @@ TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) c
 
 SpmdInfo EinsumCall::build(bool forward) {
   SpmdInfo info;
-  info.inputs.reserve(in_.size());
-  info.outputs.reserve(out_.size());
-  for (std::size_t i = 0; i < in_.size(); ++i) {
-    if (!in_[i]) {
-      info.inputs.emplace_back(TensorDistAttr());
+  info.inputs.reserve(in_args_.size());
+  info.outputs.reserve(out_args_.size());
+  auto input_attr = [&](int k) {
+    if (!in_[k].t) return TensorDistAttr();
+    TensorDistAttr a = layout(in_slots_[k], in_[k].t);
+    if (rule_.options.keep_input_partial)
+      for (int m : in_[k].t->attr.partial_dims())
+        if (!(a.partial_mask() & (1u << m))) a.set_partial(m, in_[k].t->attr.partial_type(m));
+    return a;
+  };
+  for (const ArgRange& r : in_args_) {
+    if (!r.list) {
+      info.inputs.emplace_back(r.count ? input_attr(r.first) : TensorDistAttr());
       continue;
     }
-    TensorDistAttr a = layout(in_slots_[i], in_[i]);
-    if (rule_.options.keep_input_partial)
-      for (int m : in_[i]->attr.partial_dims())
-        if (!(a.partial_mask() & (1u << m))) a.set_partial(m, in_[i]->attr.partial_type(m));
-    info.inputs.emplace_back(std::move(a));
+    std::vector<TensorDistAttr> list;
+    for (int k = r.first; k < r.first + r.count; ++k) list.push_back(input_attr(k));
+    info.inputs.emplace_back(std::move(list));
   }
   uint8_t partial_mask = 0;
   ReduceType partial_type[kMaxMeshDims] = {};
@@ -440,11 +556,20 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
-  for (std::size_t o = 0; o < out_slots_.size(); ++o) {
-    TensorDistAttr a = layout(out_slots_[o], out_[o]);
+  auto output_attr = [&](int k) {
+    TensorDistAttr a = layout(out_slots_[k], out_[k].t);
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
       if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
-    info.outputs.emplace_back(std::move(a));
+    return a;
+  };
+  for (const ArgRange& r : out_args_) {
+    if (!r.list) {
+      info.outputs.emplace_back(output_attr(r.first));
+      continue;
+    }
+    std::vector<TensorDistAttr> list;
+    for (int k = r.first; k < r.first + r.count; ++k) list.push_back(output_attr(k));
+    info.outputs.emplace_back(std::move(list));
   }
   return info;
 }
@@ -453,7 +578,8 @@ SpmdInfo EinsumCall::forward() {
   if (!mesh_) throw ValueError(rule_.op + ": no input tensor was given");
   resolve_inputs();
   apply_input_edits();
-  for (std::size_t i = 0; i < in_.size(); ++i) check_sizes(true, static_cast<int>(i));
+  for (std::size_t k = 0; k < in_.size(); ++k) check_sizes(true, static_cast<int>(k));
+  prepare_outputs();
   resolve_outputs();
   merge(false);
   return build(true);
@@ -463,9 +589,10 @@ SpmdInfo EinsumCall::reverse() {
   if (!mesh_) throw ValueError(rule_.op + ": no tensor was given");
   resolve_inputs();
   apply_input_edits();
-  for (std::size_t i = 0; i < in_.size(); ++i) check_sizes(true, static_cast<int>(i));
+  for (std::size_t k = 0; k < in_.size(); ++k) check_sizes(true, static_cast<int>(k));
+  prepare_outputs();
   resolve_outputs();
-  for (std::size_t o = 0; o < out_.size(); ++o) check_sizes(false, static_cast<int>(o));
+  for (std::size_t k = 0; k < out_.size(); ++k) check_sizes(false, static_cast<int>(k));
   merge(true);
   return build(false);
 }

@@ -26,9 +26,11 @@ struct EinsumOptions {
 };
 
 struct EinsumRule {
+  // Names ending in "[]" are list arguments: every element follows the same pattern.
   EinsumRule(std::string op, const std::string& notation, std::vector<std::string> inputs,
              std::vector<std::string> outputs, EinsumOptions options = {});
   std::string op;
+  std::vector<bool> input_is_list, output_is_list;  // declared first: the name lists fill them
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
   Notation notation;
@@ -47,8 +49,13 @@ class EinsumCall {
  public:
   explicit EinsumCall(const EinsumRule& rule);
 
+  // Bind argument i (a notation pattern) to a tensor, or to a list of tensors sharing the pattern.
   EinsumCall& input(int i, const DistMetaTensor& t);
+  EinsumCall& input(int i, const std::vector<const DistMetaTensor*>& list);
   EinsumCall& output(int i, const DistMetaTensor& t);
+  EinsumCall& output(int i, const std::vector<const DistMetaTensor*>& list);
+  // Forward: how many tensors a list output has (split's num).
+  EinsumCall& output_count(int i, int64_t n, const char* attr);
 
   // Attribute edits; recorded now, applied by forward()/reverse().
   EinsumCall& group_length(char group, int64_t length);
@@ -56,8 +63,13 @@ class EinsumCall {
   EinsumCall& replicate(int input, const std::vector<int64_t>& axes, const char* attr);
   EinsumCall& replicate(int input, int64_t axis, const char* attr);
   EinsumCall& replicate_letter(char letter_or_group);
+  // The output is `input` without the `axes` dims. With `whole`, those dims must be whole on
+  // every rank (argmax, cumsum...); otherwise a split one leaves the output partial of `type`.
   EinsumCall& reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                     const char* attr);
+                     const char* attr, bool whole = false);
+  EinsumCall& reduce(int input, int64_t axis, bool keep_dim, ReduceType type, const char* attr, bool whole = false);
+  // The output is `input` with a new, never split dim at `axis` (stack).
+  EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
   EinsumCall& permute(int input, const std::vector<int64_t>& perm, const char* attr);
 
   SpmdInfo forward();
@@ -74,17 +86,30 @@ class EinsumCall {
     int8_t order = -1;   // when a source first split it (conflict resolution order)
   };
   struct Edit {
-    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute } kind;
-    int tensor;
+    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert } kind;
+    int arg;
     const std::vector<int64_t>* axes;
     int64_t axis;
     bool flag;
     ReduceType type;
     char letter;
     const char* attr;
+    bool whole;
+  };
+  // A bound tensor (list elements are bound one by one) and the pattern it follows.
+  struct Bound {
+    const DistMetaTensor* t;   // nullptr: absent (optional input, or a forward output)
+    uint8_t pattern;
+    int16_t list_pos;          // -1 unless an element of a list argument
+  };
+  struct ArgRange {
+    uint8_t first = 0, count = 0;
+    bool list = false, bound = false;
   };
 
-  std::string where(bool is_input, int i) const;
+  void bind(bool is_input, int arg, const DistMetaTensor* t, int list_pos);
+  std::string where(bool is_input, int k) const;
+  std::string arg_name(bool is_input, int arg) const;
   int new_factor();
   int factor_of(char letter);
   int group_factor(char group, int64_t pos);
@@ -97,12 +122,15 @@ class EinsumCall {
   void merge(bool from_outputs);
   TensorDistAttr layout(const Slots& slots, const DistMetaTensor* t) const;
   SpmdInfo build(bool forward);
-  int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int tensor) const;
+  int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const;
+  void prepare_outputs();
 
   const EinsumRule& rule_;
-  SmallVec<const DistMetaTensor*, kMaxTensors> in_, out_;
+  SmallVec<Bound, kMaxTensors> in_, out_;
+  SmallVec<ArgRange, kMaxTensors> in_args_, out_args_;
   SmallVec<Slots, kMaxTensors> in_slots_, out_slots_;
   SmallVec<bool, kMaxTensors> out_overridden_;
+  SmallVec<int64_t, kMaxTensors> out_count_;
   SmallVec<Factor, kMaxFactors> factors_;
   int8_t letter_factor_[26];
   struct Group { char name; int64_t len; int8_t first; };
