@@ -1,0 +1,35 @@
+"""Documented differences from Paddle 3.3.1: where spmdkit answers otherwise on purpose.
+
+Each entry is (predicate over the case, reason). A disagreement is excused only when a
+predicate holds AND the simulator proves spmdkit's answer right and Paddle's wrong (or Paddle
+rejected a call that has a right answer). Op "*" applies to every op.
+"""
+from spmdkit.verify.outcome import case_tags
+
+
+def _tag(name):
+    return lambda case: name in case_tags(case)
+
+
+DOCUMENTED = {
+    "*": [
+        (_tag("uneven-split"), "Paddle unshards non-divisible input dims but keeps the split on the outputs"),
+        (lambda case: case.function == "reverse" and "partial-output" in case_tags(case),
+         "Paddle's reverse rules echo a given partial output although the inputs they infer do not produce it"),
+        (_tag("partial-input"), "Paddle keeps partial inputs where the op cannot run on addends"),
+    ],
+    "max": [(lambda case: True, "Paddle marks max reductions partial SUM; the reduce type is max")],
+    "min": [(lambda case: True, "Paddle marks min reductions partial SUM; the reduce type is min")],
+    "layer_norm": [(lambda case: case.function == "reverse",
+                    "Paddle's layer_norm reverse merges a given partial into a split mesh dim")],
+    "matmul": [(lambda case: case.function == "reverse",
+                "Paddle's matmul reverse keeps output splits its inferred inputs cannot produce")],
+}
+
+
+def excuse(case) -> str | None:
+    """The first documented reason whose predicate holds for `case`, or None."""
+    for pred, reason in DOCUMENTED.get(case.rule, []) + DOCUMENTED["*"]:
+        if pred(case):
+            return reason
+    return None
