@@ -44,6 +44,6 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section("paddle vs spmdkit agreement")
-    tr.write_line(f"{'op':<20} {'function':<9} {'cases':>6} {'agree':>6} {'documented':>10} {'disagree':>9}")
+    tr.write_line(f"{'op':<20} {'function':<9} {'cases':>6} {'agree':>6} {'documented':>10} {'disagree':>9} {'(both right)':>13}")
     for (op, fn), row in sorted(AGREEMENT.items()):
-        tr.write_line(f"{op:<20} {fn:<9} {row['cases']:>6} {row['agree']:>6} {row['documented']:>10} {row['disagree']:>9}")
+        tr.write_line(f"{op:<20} {fn:<9} {row['cases']:>6} {row['agree']:>6} {row['documented']:>10} {row['disagree']:>9} {row['both_right']:>13}")

@@ -18,6 +18,8 @@ DOCUMENTED = {
          "Paddle's reverse rules echo a given partial output although the inputs they infer do not produce it"),
         (_tag("partial-input"), "Paddle keeps partial inputs where the op cannot run on addends"),
     ],
+    "embedding": [(lambda case: True, "Paddle rejects ids and table split over one mesh dim; spmdkit resolves it")],
+    "elementwise_binary": [(lambda case: True, "Paddle rejects a broadcast dim split over two mesh dims; spmdkit resolves it")],
     "max": [(lambda case: True, "Paddle marks max reductions partial SUM; the reduce type is max")],
     "min": [(lambda case: True, "Paddle marks min reductions partial SUM; the reduce type is min")],
     "layer_norm": [(lambda case: case.function == "reverse",
