@@ -79,7 +79,12 @@ def einsum_setup(spec: OpSpec) -> list[str]:
     rep = raw.get("replicate")
     if isinstance(rep, dict):
         for t, attr in rep.items():
-            lines.append(f'call.replicate({spec.input_index(t)}, {attr}, "{attr}");')
+            if isinstance(attr, list):  # literal axes
+                axes = ", ".join(str(int(a)) for a in attr)
+                lines.append(f'static const std::vector<int64_t> kReplicated{spec.input_index(t)} = {{{axes}}};')
+                lines.append(f'call.replicate({spec.input_index(t)}, kReplicated{spec.input_index(t)}, "{t} dims");')
+            else:
+                lines.append(f'call.replicate({spec.input_index(t)}, {attr}, "{attr}");')
     elif isinstance(rep, list):
         for letter in rep:
             lines.append(f"call.replicate_letter('{letter}');")
@@ -88,11 +93,38 @@ def einsum_setup(spec: OpSpec) -> list[str]:
         t = next(k for k in red if k not in ("keep_dim", "partial"))
         axis, keep = red[t], red.get("keep_dim", "false")
         p = red.get("partial", "sum")
-        rtype = f"ReduceType::{REDUCE[p]}" if p in REDUCE else f'reduce_type_from_attr(rule.op, "{p}", {p})'
-        lines.append(f'call.reduce({spec.input_index(t)}, {axis}, {keep}, {rtype}, "{axis}");')
+        whole = p == "none"
+        rtype = ("ReduceType::kSum" if whole else f"ReduceType::{REDUCE[p]}" if p in REDUCE
+                 else f'reduce_type_from_attr(rule.op, "{p}", {p})')
+        lines.append(f'call.reduce({spec.input_index(t)}, {axis}, {keep}, {rtype}, "{axis}"'
+                     + (", /*whole=*/true);" if whole else ");"))
+    for t, attr in (raw.get("insert_dim") or {}).items():
+        lines.append(f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");')
     for t, attr in (raw.get("permute") or {}).items():
         lines.append(f'call.permute({spec.input_index(t)}, {attr}, "{attr}");')
     return lines
+
+
+def count_setup(spec: OpSpec) -> list[str]:
+    """Forward only: how many tensors each list output holds."""
+    lines = []
+    for t, attr in (spec.raw.get("count") or {}).items():
+        j = next(i for i, o in enumerate(spec.outputs) if o.name == t)
+        n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
+        lines.append(f'call.output_count({j}, {n}, "{attr}");')
+    return lines
+
+
+def einsum_options(spec: OpSpec) -> str:
+    raw = spec.raw
+    merge = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul"}[raw.get("merge", "coshard")]
+    ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
+    sources = raw.get("sources")
+    mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
+    return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
+            f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
+            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
+            + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
 
 
 def op_context(spec: OpSpec) -> dict:
@@ -110,12 +142,10 @@ def op_context(spec: OpSpec) -> dict:
         "grad_of": spec.grad_of, "handwritten": spec.kind == "cpp",
     }
     if spec.kind == "einsum":
-        opts = spec.raw
         ctx["notation"] = spec.raw["einsum"]
-        ctx["options"] = "{ReduceType::%s, %s, %s}" % (
-            REDUCE[opts.get("partial", "sum")], "true" if opts.get("divisible") else "false",
-            "true" if opts.get("keep_partial") else "false")
+        ctx["options"] = einsum_options(spec)
         ctx["setup"] = einsum_setup(spec)
+        ctx["count_setup"] = count_setup(spec)
     elif spec.kind == "dim_trans":
         ctx["builder"] = spec.extra["builder"]
         ctx["builder_args"] = spec.extra["builder_args"]

@@ -57,10 +57,11 @@ def check(spec) -> Notation:
         if len(variable) > 1:
             raise _err(where, f"a pattern may have one dim group of unknown length, got {variable}")
     in_letters = n.letters(ins)
+    new = set(spec.raw.get("new_dims") or [])
     for p in outs:
         for it in p:
-            if it[0].islower() and not it.endswith("?") and it[0] not in in_letters:
-                raise _err(where, f"output letter '{it[0]}' is in no input")
+            if it[0].islower() and not it.endswith("?") and it[0] not in in_letters and it[0] not in new:
+                raise _err(where, f"output letter '{it[0]}' is in no input (list it in new_dims if the op creates it)")
             if it[0] in "(" and it[1] not in in_letters:
                 raise _err(where, f"output group '{it}' is in no input")
     _check_edits(spec, n)
@@ -92,7 +93,8 @@ def _check_edits(spec, n: Notation) -> None:
     if isinstance(rep, dict):
         for t, a in rep.items():
             _input(spec, t, "replicate")
-            _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "replicate")
+            if isinstance(a, str):
+                _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "replicate")
     elif isinstance(rep, list):
         known = n.letters(n.inputs) | {it[1] for p in n.inputs for it in p if it.startswith("(")}
         for letter in rep:
@@ -108,10 +110,19 @@ def _check_edits(spec, n: Notation) -> None:
         if "keep_dim" in red:
             _attr(spec, red["keep_dim"], ("bool",), "reduce")
         p = red.get("partial", "sum")
-        if p not in ("sum", "avg", "max", "min", "prod", "any", "all"):
+        if p not in ("sum", "avg", "max", "min", "prod", "any", "all", "none"):
             _attr(spec, p, ("int",), "reduce.partial")
         if len(spec.outputs) != 1:
             raise _err(spec.where, "'reduce' needs a single output")
+    for t, a in (raw.get("insert_dim") or {}).items():
+        _input(spec, t, "insert_dim")
+        _attr(spec, a, ("int", "int64"), "insert_dim")
+    for t, a in (raw.get("count") or {}).items():
+        if not any(o.name == t and o.is_list for o in spec.outputs):
+            raise _err(spec.where, f"'count' names '{t}', which is not a list output")
+        _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
+    for t in raw.get("sources") or []:
+        _input(spec, t, "sources")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")

@@ -61,6 +61,19 @@ Shape resolve_reshape_target(const std::string& op, const Shape& src, const std:
   return tgt;
 }
 
+DimTrans make_split(const SmallVec<int8_t, kMaxRank>& inputs, const SmallVec<int64_t, kMaxRank>& parts, std::size_t p) {
+  DimTrans dt;
+  if (parts[p] == 1) return dt;
+  dt.inputs = inputs;
+  if (parts.size() == 1) return dt;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] == 1) continue;
+    if (i < p) ++dt.split_id;
+    dt.split.push_back(parts[i]);
+  }
+  return dt;
+}
+
 DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
   // Walk both shapes at once; each step consumes a group of src dims and a group of tgt dims
   // of equal size. A size-1 dim on one side alone is consumed on its own.
@@ -101,29 +114,25 @@ DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
     SmallVec<int8_t, kMaxRank> dims;
     for (int8_t d : group)
       if (src[d] != 1) dims.push_back(d);
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      DimTrans dt;
-      if (parts[p] != 1) {  // a size-1 part is a Singleton
-        dt.inputs = dims;
-        if (parts.size() > 1) {
-          dt.split = parts;
-          dt.split_id = static_cast<int8_t>(p);
-        }
-      }
-      out.push_back(dt);
-    }
+    for (std::size_t p = 0; p < parts.size(); ++p) out.push_back(make_split(dims, parts, p));
   }
   return out;
 }
 
-DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans) {
+DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans, bool absorb) {
   const std::size_t rank = in.rank();
   const MeshPtr& mesh = in.attr.mesh();
+  auto shards = [&](const MeshDims& m) {
+    int64_t n = 1;
+    for (int8_t d : m) n *= mesh->dim_size(d);
+    return n;
+  };
   // For each input dim: the output dim that carries its split, or -1 if it cannot keep one.
   int8_t target[kMaxRank];
   for (std::size_t d = 0; d < rank; ++d) target[d] = -1;
   // Per input dim, the size of the leading split part it would become (0: no check).
   int64_t part_size[kMaxRank] = {};
+  DimsMapping dims = in.attr.dims();
   for (std::size_t o = 0; o < trans.size(); ++o) {
     const DimTrans& t = trans[o];
     if (t.singleton()) continue;
@@ -131,13 +140,29 @@ DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList
     const int8_t lead = t.inputs[0];
     target[lead] = static_cast<int8_t>(o);
     if (!t.split.empty()) part_size[lead] = t.split[0];
+    // The leading dim of a flatten may take over the splits of the dims flattened after it, as
+    // long as it still divides evenly: the flattened dim is then split the same way.
+    if (!absorb || dims[lead].empty()) continue;
+    for (std::size_t j = 1; j < t.inputs.size(); ++j) {
+      const MeshDims& next = dims[t.inputs[j]];
+      if (next.empty()) break;
+      MeshDims joined = dims[lead];
+      bool clash = false;
+      for (int8_t m : next) {
+        clash |= joined.contains(m);
+        if (!clash) joined.push_back(m);
+      }
+      const int64_t n = shards(joined);
+      if (clash || in.shape[lead] % n != 0 || (part_size[lead] > 0 && part_size[lead] % n != 0)) break;
+      dims[lead] = joined;
+      dims[t.inputs[j]].clear();
+    }
   }
   DimTransResult r{TensorDistAttr(mesh, rank), TensorDistAttr(mesh, trans.size())};
   for (std::size_t d = 0; d < rank; ++d) {
-    const MeshDims& m = in.attr.dim(d);
+    const MeshDims& m = dims[d];
     if (m.empty() || target[d] < 0 || in.shape[d] == 1) continue;
-    int64_t ways = 1;
-    for (int8_t md : m) ways *= mesh->dim_size(md);
+    const int64_t ways = shards(m);
     const DimTrans& t = trans[target[d]];
     // Flattened with later dims, the input dim itself must split evenly to stay a block split.
     if (t.inputs.size() > 1 && in.shape[d] % ways != 0) continue;
@@ -164,12 +189,11 @@ static Shape known_shape(const std::string& op, const char* name, const Shape& s
   return s;
 }
 
-SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape) {
+SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape, bool keep_partial) {
   check_x(op, "input", "x", x);
   DimTransList trans = reshape_dim_trans(known_shape(op, "x", x.shape), out_shape);
-  DimTransResult r = infer_from_dim_trans(x, trans);
-  // Partial values reshape as they are: the reduction commutes with moving elements.
-  for (int m : x.attr.partial_dims()) {
+  DimTransResult r = infer_from_dim_trans(x, trans, /*absorb=*/true);
+  for (int64_t m : keep_partial ? x.attr.partial_dims() : std::vector<int64_t>()) {
     r.input.set_partial(m, x.attr.partial_type(m));
     r.output.set_partial(m, x.attr.partial_type(m));
   }
@@ -180,15 +204,26 @@ SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const
 }
 
 SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
-                           const Shape& out_shape) {
+                           const Shape& out_shape, const DimTransList& trans, bool keep_partial) {
   check_x(op, "input", "x", x);
   check_x(op, "output", "out", out);
   if (out.shape.size() != out_shape.size())
     throw ValueError(op + ": output 'out' has rank " + std::to_string(out.rank()) + ", but the attributes give rank " +
                      std::to_string(out_shape.size()));
-  DimTransList trans = reshape_dim_trans(out_shape, known_shape(op, "x", x.shape));
+  known_shape(op, "x", x.shape);
   DistMetaTensor src(out_shape, out.attr);
-  DimTransResult r = infer_from_dim_trans(src, trans);
+  DimTransResult r = infer_from_dim_trans(src, trans, /*absorb=*/false);
+  // A partial output asks for an input partial the same way (reshaping is linear).
+  for (int64_t m : keep_partial ? out.attr.partial_dims() : std::vector<int64_t>()) {
+    const bool split = [&] {
+      for (const MeshDims& d : r.input.dims())
+        if (d.contains(static_cast<int8_t>(m))) return true;
+      return false;
+    }();
+    if (split) continue;
+    r.input.set_partial(static_cast<int>(m), out.attr.partial_type(static_cast<int>(m)));
+    r.output.set_partial(static_cast<int>(m), out.attr.partial_type(static_cast<int>(m)));
+  }
   SpmdInfo info;
   info.inputs.emplace_back(std::move(r.output));
   info.outputs.emplace_back(std::move(r.input));

@@ -24,6 +24,11 @@ struct DimTrans {
 };
 using DimTransList = SmallVec<DimTrans, kMaxRank>;
 
+// Part `p` of cutting the flattened `inputs` into `parts`: a size-1 part is a Singleton; the
+// other parts are numbered among themselves (size-1 parts hold nothing); a single part is the
+// flattened dims themselves.
+DimTrans make_split(const SmallVec<int8_t, kMaxRank>& inputs, const SmallVec<int64_t, kMaxRank>& parts, std::size_t p);
+
 // The DimTrans of reshaping `src` to `tgt` (both fully known shapes of equal size).
 DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt);
 
@@ -35,11 +40,16 @@ struct DimTransResult {
   TensorDistAttr input;
   TensorDistAttr output;
 };
-DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans);
+// absorb: the leading dim of a flatten takes over the splits of the dims after it (co-shard).
+DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans, bool absorb);
 
 // A reshape-like rule, both directions: the output is `x` reshaped to `out_shape`.
-SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape);
+// keep_partial: a partial input stays partial and so does the output (reshaping moves elements,
+// which commutes with the pending reduction); otherwise the input must be reduced first.
+SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape,
+                           bool keep_partial = true);
+// `trans` says how each dim of x comes from the dims of `out` (shape `out_shape`).
 SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
-                           const Shape& out_shape);
+                           const Shape& out_shape, const DimTransList& trans, bool keep_partial = true);
 
 }  // namespace spmd

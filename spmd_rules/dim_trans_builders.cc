@@ -65,4 +65,35 @@ Shape unsqueeze_target(const std::string& op, const DistMetaTensor& x, const std
   return out;
 }
 
+DimTransList reshape_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& shape) {
+  return reshape_dim_trans(reshape_target(op, x, shape), x.shape);
+}
+
+DimTransList flatten_reverse_trans(const std::string& op, const DistMetaTensor& x, int64_t start_axis, int64_t stop_axis) {
+  const Shape out = flatten_target(op, x, start_axis, stop_axis);
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  if (rank == 0) return DimTransList();
+  const int64_t start = norm_axis(op, "start_axis", start_axis, rank), stop = norm_axis(op, "stop_axis", stop_axis, rank);
+  auto from = [&](int64_t out_dim) {
+    SmallVec<int8_t, kMaxRank> inputs;
+    if (out[out_dim] != 1) inputs.push_back(static_cast<int8_t>(out_dim));
+    return inputs;
+  };
+  DimTransList trans;
+  for (int64_t d = 0; d < start; ++d) trans.push_back(make_split(from(d), Shape{x.shape[d]}, 0));
+  const Shape parts(x.shape.begin() + start, x.shape.begin() + stop + 1);
+  // Cut even where all other parts have size 1: the part holding the split must then divide.
+  for (std::size_t p = 0; p < parts.size(); ++p) trans.push_back(make_split(from(start), parts, p));
+  for (int64_t d = stop + 1; d < rank; ++d) trans.push_back(make_split(from(d - stop + start), Shape{x.shape[d]}, 0));
+  return trans;
+}
+
+DimTransList squeeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
+  return reshape_dim_trans(squeeze_target(op, x, axis), x.shape);
+}
+
+DimTransList unsqueeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
+  return reshape_dim_trans(unsqueeze_target(op, x, axis), x.shape);
+}
+
 }  // namespace spmd

@@ -162,7 +162,10 @@ int EinsumCall::new_factor() {
 
 int EinsumCall::factor_of(char letter) {
   int8_t& id = letter_factor_[letter - 'a'];
-  if (id < 0) id = static_cast<int8_t>(new_factor());
+  if (id < 0) {
+    id = static_cast<int8_t>(new_factor());
+    factors_[id].letter = letter;
+  }
   return id;
 }
 
@@ -231,7 +234,7 @@ void EinsumCall::resolve_inputs() {
   }
   if (ellipsis_len_ > 0) {
     ellipsis_first_ = static_cast<int8_t>(factors_.size());
-    for (int64_t k = 0; k < ellipsis_len_; ++k) new_factor();
+    for (int64_t k = 0; k < ellipsis_len_; ++k) factors_[new_factor()].batch = true;
   }
   // Pass 2: one slot per dim.
   in_slots_.resize(in_.size());
@@ -318,7 +321,7 @@ void EinsumCall::check_sizes(bool is_input, int k) {
   for (std::size_t d = 0; d < s.size(); ++d) {
     Slot& slot = s[d];
     const int64_t size = t->shape[d];
-    if (size == 1) slot.broadcast = true;  // a size-1 dim is never split
+    if (size == 1) slot.one = true;
     if (slot.n != 1) continue;
     Factor& f = factors_[slot.f[0]];
     const bool batch = ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_;
@@ -411,7 +414,7 @@ void EinsumCall::resolve_outputs() {
     const ArgRange& r0 = out_args_[0];
     for (int k = r0.first; k < r0.first + r0.count; ++k) {
       out_slots_[k] = dst;
-      for (Slot& slot : out_slots_[k]) slot.broadcast = false;
+      for (Slot& slot : out_slots_[k]) slot.one = false;
       out_overridden_[k] = true;
     }
   }
@@ -462,63 +465,216 @@ void EinsumCall::resolve_outputs() {
       for (int f = 0; f < slot.n; ++f) factors_[slot.f[f]].in_output = true;
 }
 
-void EinsumCall::merge(bool from_outputs) {
-  int8_t order = 0;
-  auto propose = [&](const DistMetaTensor* t, const Slots& slots) {
-    if (!t) return;
-    for (std::size_t d = 0; d < slots.size(); ++d) {
-      const Slot& slot = slots[d];
-      const MeshDims& m = t->attr.dim(d);
-      if (slot.n == 0 || slot.broadcast || m.empty()) continue;
-      Factor& f = factors_[slot.f[0]];
-      if (f.mesh.empty()) {
-        f.mesh = m;
-        f.order = order++;
-      }
-      // A different split of an already split factor loses: the first source wins.
-    }
-  };
-  if (from_outputs)
-    for (std::size_t k = 0; k < out_.size(); ++k) propose(out_[k].t, out_slots_[k]);
-  else
-    for (std::size_t k = 0; k < in_.size(); ++k) propose(in_[k].t, in_slots_[k]);
+int64_t EinsumCall::shards(const MeshDims& m) const {
+  int64_t n = 1;
+  for (int8_t d : m) n *= mesh_->dim_size(d);
+  return n;
+}
 
-  // Settle each factor, then hand every mesh dim to the factor that claimed it first.
-  SmallVec<int8_t, kMaxFactors> by_order;
-  by_order.resize(order, -1);
-  for (std::size_t k = 0; k < factors_.size(); ++k) {
-    Factor& f = factors_[k];
-    if (f.mesh.empty()) continue;
-    if (f.need_replication || f.size == 1) {
-      f.mesh.clear();
-      continue;
-    }
-    if (rule_.options.divisible && f.size > 0) {
-      int64_t ways = 1;
-      for (int8_t m : f.mesh) ways *= mesh_->dim_size(m);
-      if (f.size % ways != 0) {
-        f.mesh.clear();
-        continue;
+void EinsumCall::pop_until_divisible(Factor& f) const {
+  if (f.size < 0) return;  // unknown size: nothing to check
+  while (!f.mesh.empty() && shards(f.mesh) > 1 && f.size % shards(f.mesh) != 0) f.mesh.pop_back();
+}
+
+// Paddle's 1-D view of a co-shard: the mesh dim of largest size, the first on a tie.
+int8_t EinsumCall::view_1d(const MeshDims& m) const {
+  int8_t best = m[0];
+  for (int8_t d : m)
+    if (mesh_->dim_size(d) > mesh_->dim_size(best)) best = d;
+  return best;
+}
+
+// Every split the source tensors propose, in source order (tensor by tensor, dim by dim).
+void EinsumCall::collect(bool from_outputs) {
+  const auto& bound = from_outputs ? out_ : in_;
+  const auto& slots = from_outputs ? out_slots_ : in_slots_;
+  int8_t seen = 0;
+  for (std::size_t k = 0; k < bound.size(); ++k) {
+    const DistMetaTensor* t = bound[k].t;
+    if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) continue;
+    for (std::size_t d = 0; d < slots[k].size(); ++d) {
+      const Slot& slot = slots[k][d];
+      if (slot.n == 0) continue;
+      int f = slot.f[0];
+      if (slot.one && rule_.options.ones == Ones::kBroadcast) {
+        if (one_factor_ < 0) {
+          one_factor_ = static_cast<int8_t>(new_factor());
+          factors_[one_factor_].in_output = true;  // never contracted: it leaves nothing partial
+        }
+        f = one_factor_;
       }
+      if (factors_[f].seen < 0) factors_[f].seen = seen++;
+      // A dim forced whole claims nothing (unless the rule merges first and replicates after).
+      if (factors_[f].need_replication && !(from_outputs && rule_.options.reverse_replicated_claim)) continue;
+      if (!t->attr.dim(d).empty())
+        proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
-    by_order[f.order] = static_cast<int8_t>(k);
+  }
+}
+
+void EinsumCall::merge_legacy() {
+  // Claims of mesh dims, in the order factors took them; the first claim of a mesh dim keeps it.
+  SmallVec<int8_t, kMaxFactors> claim_order;
+  for (const Proposal& p : proposals_) {
+    Factor& f = factors_[p.factor];
+    if (!f.mesh.empty()) continue;  // already split: a different proposal loses (Paddle raises here)
+    f.mesh.push_back(view_1d(p.mesh));
+    claim_order.push_back(static_cast<int8_t>(p.factor));
   }
   uint32_t used = 0;
-  for (int8_t k : by_order) {
-    if (k < 0) continue;
+  for (int8_t k : claim_order) {
+    Factor& f = factors_[k];
+    if (used & (1u << f.mesh[0])) f.mesh.clear();
+    else used |= 1u << f.mesh[0];
+  }
+}
+
+// A factor's proposals, longest and most sharded first (stable), joined without repeats.
+void EinsumCall::join_proposals(Factor& f, int k) const {
+  SmallVec<uint8_t, 2 * kMaxTensors> idx;
+  for (std::size_t p = 0; p < proposals_.size(); ++p)
+    if (proposals_[p].factor == k) idx.push_back(static_cast<uint8_t>(p));
+  std::stable_sort(idx.begin(), idx.end(), [&](uint8_t a, uint8_t b) {
+    const MeshDims& x = proposals_[a].mesh;
+    const MeshDims& y = proposals_[b].mesh;
+    if (x.size() != y.size()) return x.size() > y.size();
+    return shards(x) > shards(y);
+  });
+  for (uint8_t p : idx)
+    for (int8_t d : proposals_[p].mesh)
+      if (!f.mesh.contains(d)) f.mesh.push_back(d);
+}
+
+void EinsumCall::merge_coshard() {
+  for (std::size_t k = 0; k < factors_.size(); ++k) {
+    Factor& f = factors_[k];
+    join_proposals(f, static_cast<int>(k));
+    if (rule_.options.divisible) pop_until_divisible(f);
+  }
+  // A mesh dim wanted by several factors goes to the largest; on a tie, the first seen.
+  for (int m = 0; m < mesh_->ndim(); ++m) {
+    int win = -1;
+    for (std::size_t k = 0; k < factors_.size(); ++k) {
+      const Factor& f = factors_[k];
+      if (!f.mesh.contains(static_cast<int8_t>(m))) continue;
+      if (win < 0 || f.size > factors_[win].size ||
+          (f.size == factors_[win].size && f.seen < factors_[win].seen))
+        win = static_cast<int>(k);
+    }
+    for (std::size_t k = 0; k < factors_.size(); ++k) {
+      if (static_cast<int>(k) == win) continue;
+      MeshDims& md = factors_[k].mesh;
+      for (std::size_t j = 0; j < md.size(); ++j)
+        if (md[j] == m) {
+          md.erase(j);
+          break;
+        }
+    }
+  }
+}
+
+void EinsumCall::merge_matmul() {
+  // Batch dims: follow the operand with the most co-split dims, then the most shards, then the
+  // most batch dims; add the other operand's mesh dims that are still free.
+  int follow = -1, max_co = -1, max_nb = -1;
+  int64_t max_sh = -1;
+  for (std::size_t k = 0; k < in_.size() && k < 2; ++k) {
+    if (!in_[k].t) continue;
+    int co = 0, nb = 0;
+    MeshDims used;
+    for (std::size_t d = 0; d < in_slots_[k].size(); ++d) {
+      if (!factors_[in_slots_[k][d].f[0]].batch || in_slots_[k][d].n == 0) continue;
+      ++nb;
+      const MeshDims& m = in_[k].t->attr.dim(d);
+      co += m.size() > 1;
+      for (int8_t x : m)
+        if (!used.contains(x)) used.push_back(x);
+    }
+    const int64_t sh = shards(used);
+    if (co > max_co || sh > max_sh || (sh == max_sh && nb > max_nb)) {
+      max_co = co, max_sh = sh, max_nb = nb, follow = static_cast<int>(k);
+    }
+  }
+  uint32_t used = 0;
+  // The followed operand's batch splits as they are; then, dim by dim, the other operand's free
+  // mesh dims, trimmed until the dim divides (a trimmed mesh dim is free again).
+  auto batch_dim = [&](int k, int64_t e) -> const MeshDims* {
+    if (k < 0 || !in_[k].t) return nullptr;
+    for (std::size_t d = 0; d < in_slots_[k].size(); ++d) {
+      const Slot& slot = in_slots_[k][d];
+      if (slot.n && slot.f[0] == ellipsis_first_ + e) return &in_[k].t->attr.dim(d);
+    }
+    return nullptr;
+  };
+  const int other = follow == 0 ? 1 : 0;
+  for (int64_t e = 0; e < ellipsis_len_ && follow >= 0; ++e)
+    if (const MeshDims* m = batch_dim(follow, e))
+      for (int8_t x : *m) {
+        factors_[ellipsis_first_ + e].mesh.push_back(x);
+        used |= 1u << x;
+      }
+  SmallVec<int8_t, kMaxFactors> batch;
+  for (int64_t e = 0; e < ellipsis_len_; ++e) {
+    Factor& f = factors_[ellipsis_first_ + e];
+    if (const MeshDims* m = follow >= 0 && static_cast<std::size_t>(other) < in_.size() ? batch_dim(other, e) : nullptr)
+      for (int8_t x : *m)
+        if (!(used & (1u << x))) {
+          f.mesh.push_back(x);
+          used |= 1u << x;
+        }
+    const MeshDims before = f.mesh;
+    pop_until_divisible(f);
+    for (std::size_t j = f.mesh.size(); j < before.size(); ++j) used &= ~(1u << before[j]);
+    batch.push_back(static_cast<int8_t>(ellipsis_first_ + e));
+  }
+  std::stable_sort(batch.begin(), batch.end(), [&](int8_t a, int8_t b) { return factors_[a].size > factors_[b].size; });
+  used = 0;
+  auto keep_free = [&](Factor& f) {
     MeshDims kept;
-    for (int8_t m : factors_[k].mesh)
+    for (int8_t m : f.mesh)
       if (!(used & (1u << m))) kept.push_back(m);
     for (int8_t m : kept) used |= 1u << m;
-    factors_[k].mesh = kept;
+    f.mesh = kept;
+  };
+  for (int8_t k : batch) keep_free(factors_[k]);
+  // m, n, k: proposals joined as in the co-shard merge; m and n (larger first) beat k.
+  const int m = letter_factor_['m' - 'a'], n = letter_factor_['n' - 'a'], kk = letter_factor_['k' - 'a'];
+  SmallVec<int, 3> order;
+  if (m >= 0) order.push_back(m);
+  if (n >= 0) order.push_back(n);
+  if (m >= 0 && n >= 0 && factors_[n].size > factors_[m].size) std::swap(order[0], order[1]);
+  if (kk >= 0) order.push_back(kk);
+  for (int k : order) {
+    join_proposals(factors_[k], k);
+    keep_free(factors_[k]);
   }
+  if (kk >= 0) pop_until_divisible(factors_[kk]);
+}
+
+void EinsumCall::merge(bool from_outputs) {
+  collect(from_outputs);
+  Merge policy = rule_.options.merge;
+  if (policy == Merge::kMatmul && from_outputs) policy = Merge::kCoShard;  // reverse: one source
+  switch (policy) {
+    case Merge::kLegacy: merge_legacy(); break;
+    case Merge::kCoShard: merge_coshard(); break;
+    case Merge::kMatmul: merge_matmul(); break;
+  }
+  for (Factor& f : factors_) {
+    if (f.need_replication || (f.size == 1 && rule_.options.ones != Ones::kKeep)) f.mesh.clear();
+    // An average of uneven shards is not the average: such a split must divide evenly.
+    if (f.has_reduce && f.reduce == ReduceType::kAvg && !f.in_output) pop_until_divisible(f);
+  }
+  if (rule_.options.partial == ReduceType::kAvg)
+    for (Factor& f : factors_)
+      if (!f.in_output) pop_until_divisible(f);
 }
 
 TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) const {
   TensorDistAttr a(t ? t->attr.mesh() : mesh_, slots.size());
   for (std::size_t d = 0; d < slots.size(); ++d) {
     const Slot& slot = slots[d];
-    if (slot.n == 0 || slot.broadcast) continue;
+    if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
     a.set_dim(d, factors_[slot.f[0]].mesh);
   }
   return a;
@@ -528,12 +684,23 @@ SpmdInfo EinsumCall::build(bool forward) {
   SpmdInfo info;
   info.inputs.reserve(in_args_.size());
   info.outputs.reserve(out_args_.size());
+  // Layout-only ops (keep_input_partial) carry a pending reduction through, inputs to outputs.
+  uint8_t carried_mask = 0;
+  ReduceType carried_type[kMaxMeshDims] = {};
   auto input_attr = [&](int k) {
     if (!in_[k].t) return TensorDistAttr();
     TensorDistAttr a = layout(in_slots_[k], in_[k].t);
-    if (rule_.options.keep_input_partial)
-      for (int m : in_[k].t->attr.partial_dims())
-        if (!(a.partial_mask() & (1u << m))) a.set_partial(m, in_[k].t->attr.partial_type(m));
+    if (forward && rule_.options.keep_input_partial) {
+      uint32_t split = 0;
+      for (const MeshDims& m : a.dims())
+        for (int8_t d : m) split |= 1u << d;
+      for (int64_t m : in_[k].t->attr.partial_dims())
+        if (!(split & (1u << m))) {
+          a.set_partial(static_cast<int>(m), in_[k].t->attr.partial_type(static_cast<int>(m)));
+          carried_mask |= static_cast<uint8_t>(1u << m);
+          carried_type[m] = in_[k].t->attr.partial_type(static_cast<int>(m));
+        }
+    }
     return a;
   };
   for (const ArgRange& r : in_args_) {
@@ -558,8 +725,10 @@ SpmdInfo EinsumCall::build(bool forward) {
   }
   auto output_attr = [&](int k) {
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
-    for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+    for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
       if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
+      else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
+    }
     return a;
   };
   for (const ArgRange& r : out_args_) {

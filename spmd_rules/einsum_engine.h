@@ -19,10 +19,31 @@
 
 namespace spmd {
 
+// How the splits that source tensors propose for the same factors are merged
+// (docs/conflict_policy.md). Each reproduces one of Paddle 3.3.1's two generations of rules.
+enum class Merge : uint8_t {
+  kCoShard,  // all proposals for a factor are joined into one co-shard list (longest, most
+             // shards first); a mesh dim wanted by two factors goes to the larger one
+  kLegacy,   // one mesh dim per tensor dim (the largest of a co-shard); the first proposal wins,
+             // and a mesh dim wanted by two factors goes to the one that claimed it first
+  kMatmul,   // batch dims follow the more sharded operand; then m and n (larger first), then k
+};
+// What a size-1 dim of a tensor does.
+enum class Ones : uint8_t {
+  kClear,      // proposes like any dim, but is itself never split
+  kKeep,       // is an ordinary dim (its split is kept)
+  kBroadcast,  // all size-1 dims share one anonymous factor that claims mesh dims but is never split
+};
+
 struct EinsumOptions {
   ReduceType partial = ReduceType::kSum;  // reduce type of contracted factors
-  bool divisible = false;                 // drop a split whose mesh size does not divide the dim
-  bool keep_input_partial = false;        // inputs may stay partial (linear ops)
+  Merge merge = Merge::kCoShard;
+  Ones ones = Ones::kClear;
+  bool divisible = true;                  // co-shard merge: drop trailing mesh dims until the size divides
+  bool keep_input_partial = false;        // inputs (and so outputs) stay partial: linear, layout-only ops
+  uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
+  bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
+                                          // (Paddle's layer_norm reverse merges before replicating)
 };
 
 struct EinsumRule {
@@ -41,7 +62,7 @@ struct EinsumRule {
 struct Slot {
   uint8_t n = 0;               // factors: 0 = a size-1 dim that is never split; >1 = flattened group
   uint8_t f[kMaxRank] = {};    // factor ids; only f[0] may carry a split
-  bool broadcast = false;      // a size-1 dim broadcast against a larger factor
+  bool one = false;            // a size-1 dim of its tensor
 };
 using Slots = SmallVec<Slot, kMaxRank>;
 
@@ -83,7 +104,14 @@ class EinsumCall {
     bool in_output = false;
     bool has_reduce = false;
     ReduceType reduce = ReduceType::kSum;
-    int8_t order = -1;   // when a source first split it (conflict resolution order)
+    bool batch = false;   // an ellipsis dim
+    char letter = 0;      // its notation letter, if any
+    int8_t seen = -1;     // rank of its first appearance in a source tensor
+  };
+  struct Proposal {
+    uint8_t factor;
+    uint8_t tensor;       // source order: which source tensor proposed it
+    MeshDims mesh;
   };
   struct Edit {
     enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert } kind;
@@ -120,6 +148,14 @@ class EinsumCall {
   void apply_output_edits();
   void check_sizes(bool is_input, int i);
   void merge(bool from_outputs);
+  void collect(bool from_outputs);
+  void merge_legacy();
+  void merge_coshard();
+  void merge_matmul();
+  void join_proposals(Factor& f, int k) const;
+  int64_t shards(const MeshDims& m) const;
+  void pop_until_divisible(Factor& f) const;
+  int8_t view_1d(const MeshDims& m) const;
   TensorDistAttr layout(const Slots& slots, const DistMetaTensor* t) const;
   SpmdInfo build(bool forward);
   int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const;
@@ -138,6 +174,8 @@ class EinsumCall {
   int64_t ellipsis_len_ = 0;
   int8_t ellipsis_first_ = -1;
   SmallVec<Edit, 8> edits_;
+  SmallVec<Proposal, 2 * kMaxTensors> proposals_;
+  int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
   MeshPtr mesh_;
 };
 

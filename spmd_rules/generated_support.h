@@ -31,6 +31,19 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
   return len;
 }
 
+inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
+                                    uint32_t sources, bool reverse_replicated_claim = false) {
+  EinsumOptions o;
+  o.reverse_replicated_claim = reverse_replicated_claim;
+  o.partial = partial;
+  o.merge = merge;
+  o.ones = ones;
+  o.divisible = divisible;
+  o.keep_input_partial = keep_input_partial;
+  o.sources = sources;
+  return o;
+}
+
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)
     throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(value) +

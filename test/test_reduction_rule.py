@@ -28,7 +28,7 @@ def test_max_min_partial_has_the_right_reduce_type(name, kind, mesh2d, spec):
 
 @pytest.mark.parametrize("reduce_type,kind", [(0, "sum"), (1, "max"), (2, "min"), (3, "prod"), (4, "avg"), (5, "any"), (6, "all")])
 def test_reduce_base_takes_the_type_from_its_attribute(reduce_type, kind, mesh2d, spec):
-    ins, outs = core.get_phi_spmd_rule("reduce_base").infer_forward(spec(mesh2d, [8, 16], [0, 1]), [1], False, reduce_type)
+    ins, outs = core.get_phi_spmd_rule("reduce_base").infer_forward(spec(mesh2d, [8, 18], [0, 1]), [1], False, reduce_type)
     assert outs[0].dims_mapping == [0] and outs[0].partial_status == {1: kind}
 
 
@@ -39,10 +39,14 @@ def test_reduce_base_rejects_unknown_type(mesh2d, spec):
 
 def test_mean_all_is_partial_avg_and_its_grad(mesh2d, spec):
     rule = core.get_phi_spmd_rule("mean_all")
-    ins, outs = rule.infer_forward(spec(mesh2d, [8, 16], [0, 1]))
+    ins, outs = rule.infer_forward(spec(mesh2d, [8, 18], [0, 1]))
     assert outs[0].dims_mapping == [] and outs[0].partial_status == {0: "avg", 1: "avg"}
-    ins, outs = rule.infer_backward(spec(mesh2d, [8, 16], [0, 1]), spec(mesh2d, [], []))
-    assert [a.dims_mapping for a in ins] == [[0, 1], []] and outs[0].dims_mapping == [0, 1]
+    # an average of uneven shards is not the average: a split that does not divide is dropped
+    ins, outs = rule.infer_forward(spec(mesh2d, [8, 16], [0, 1]))
+    assert ins[0].dims_mapping == [0, -1] and outs[0].partial_status == {0: "avg"}
+    # the grad kernel divides by the local element count, so x and the grad stay whole
+    ins, outs = rule.infer_backward(spec(mesh2d, [8, 18], [0, 1]), spec(mesh2d, [], []))
+    assert [a.dims_mapping for a in ins] == [[-1, -1], []] and outs[0].dims_mapping == [-1, -1]
 
 
 def test_reduction_reverse(mesh2d, spec):

@@ -24,6 +24,8 @@ DOCUMENTED = {
     "min": [(lambda case: True, "Paddle marks min reductions partial SUM; the reduce type is min")],
     "layer_norm": [(lambda case: case.function == "reverse",
                     "Paddle's layer_norm reverse merges a given partial into a split mesh dim")],
+    "reshape": [(lambda case: case.function == "reverse",
+                 "Paddle's reshape reverse joins splits onto a flattened dim without checking that they divide")],
     "matmul": [(lambda case: case.function == "reverse",
                 "Paddle's matmul reverse keeps output splits its inferred inputs cannot produce")],
 }
