@@ -7,8 +7,23 @@ imports::
     rule = core.get_phi_spmd_rule("matmul")
     inputs, outputs = rule.infer_forward(x_spec, y_spec, False, False)
 """
-from . import _core as core
-from ._core import DistTensorSpec, ProcessMesh, TensorDistAttr
+import os as _os
+
+if _os.environ.get("SPMDKIT_CORE_DIR"):  # development: use the extension of another build folder
+    import glob as _glob
+    import importlib.util as _util
+    import sys as _sys
+
+    _found = _glob.glob(_os.path.join(_os.environ["SPMDKIT_CORE_DIR"], "_core*.so"))
+    if not _found:
+        raise ImportError(f"SPMDKIT_CORE_DIR={_os.environ['SPMDKIT_CORE_DIR']} holds no _core extension")
+    _spec = _util.spec_from_file_location(f"{__name__}._core", _found[0])
+    _mod = _util.module_from_spec(_spec)
+    _sys.modules[_spec.name] = _mod
+    _spec.loader.exec_module(_mod)
+
+from . import _core as core  # noqa: E402
+from ._core import DistTensorSpec, ProcessMesh, TensorDistAttr  # noqa: E402
 
 __all__ = ["core", "ProcessMesh", "TensorDistAttr", "DistTensorSpec"]
 __version__ = "0.1.0"

@@ -31,6 +31,21 @@ DOCUMENTED = {
 }
 
 
+def _merge_family_files() -> None:
+    """Families add their own documented differences in documented_<family>.py (DOCUMENTED dict)."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+    for m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if m.name.startswith("documented_"):
+            mod = importlib.import_module(f"{__package__}.{m.name}")
+            for op, entries in mod.DOCUMENTED.items():
+                DOCUMENTED.setdefault(op, []).extend(entries)
+
+
+_merge_family_files()
+
+
 def excuse(case) -> str | None:
     """The first documented reason whose predicate holds for `case`, or None."""
     for pred, reason in DOCUMENTED.get(case.rule, []) + DOCUMENTED["*"]:

@@ -13,6 +13,7 @@ from .placement import Placement
 from .random_mode import run_random
 from .simulate import Execution, Verdict, verify_case, verify_placements
 from .specs import load_specs, rules_dir, verifiable_ops
+from . import families  # noqa: F401,E402  (registers the families' samplers and kernels)
 
 __all__ = ["Case", "Execution", "Placement", "RuleCall", "RuleRejected", "Sample", "TensorArg", "Verdict",
            "get_backend", "load_specs", "rules_dir", "run_exhaustive", "run_random", "verifiable_ops",

@@ -114,3 +114,9 @@ def unsqueeze(x, axis):
 def softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def kernel(fn):
+    """Registers a family module's kernel in this namespace (`K.name` in the YAML)."""
+    globals()[fn.__name__] = fn
+    return fn
