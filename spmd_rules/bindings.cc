@@ -155,7 +155,7 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
   }
 }
 
-ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& args, const py::kwargs& kwargs) {
+ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& args, const py::kwargs* kwargs) {
   const auto& params = sig.params;
   if (args.size() > params.size())
     throw TypeError(where + " takes at most " + std::to_string(params.size()) + " arguments (" + sig.describe() +
@@ -166,8 +166,8 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& 
   std::size_t used_kwargs = 0;
   for (std::size_t i = args.size(); i < params.size(); ++i) {
     const Param& p = params[i];
-    if (kwargs && kwargs.contains(p.name.c_str())) {
-      parse_one(where, p, i, kwargs[p.name.c_str()], &pack[i]);
+    if (kwargs && kwargs->contains(p.name.c_str())) {
+      parse_one(where, p, i, (*kwargs)[p.name.c_str()], &pack[i]);
       ++used_kwargs;
     } else if (p.kind == ArgKind::kOptionalTensor) {
       pack[i].tensor = &absent_tensor();
@@ -178,8 +178,8 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& 
                       sig.describe() + ")");
     }
   }
-  if (kwargs && used_kwargs != kwargs.size())
-    for (const auto& kv : kwargs) {
+  if (kwargs && used_kwargs != kwargs->size())
+    for (const auto& kv : *kwargs) {
       std::string k = py::str(kv.first);
       bool known = false;
       for (std::size_t i = args.size(); i < params.size(); ++i) known |= params[i].name == k;
@@ -219,7 +219,7 @@ struct PyRule {
 };
 
 py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const py::args& args,
-               const py::kwargs& kwargs) {
+               const py::kwargs* kwargs) {
   const CallSite where{&r.name, which};
   if (!fn.fn) throw NotImplementedError(where.str() + ": rule '" + r.name + "' has no second function");
   ArgPack pack = parse_args(where, fn.signature, args, kwargs);
@@ -382,11 +382,18 @@ PYBIND11_MODULE(_core, m) {
       });
 
   py::class_<PyRule>(m, "SpmdRule")
+      // Positional calls (Paddle's style) take the first overload and never build a kwargs dict.
+      .def("infer_forward", [](const PyRule& r, const py::args& a) {
+        return call(r, r.entry->forward, "infer_forward", a, nullptr);
+      })
       .def("infer_forward", [](const PyRule& r, const py::args& a, const py::kwargs& k) {
-        return call(r, r.entry->forward, "infer_forward", a, k);
+        return call(r, r.entry->forward, "infer_forward", a, &k);
+      })
+      .def("infer_backward", [](const PyRule& r, const py::args& a) {
+        return call(r, r.entry->second, "infer_backward", a, nullptr);
       })
       .def("infer_backward", [](const PyRule& r, const py::args& a, const py::kwargs& k) {
-        return call(r, r.entry->second, "infer_backward", a, k);
+        return call(r, r.entry->second, "infer_backward", a, &k);
       })
       .def_property_readonly("name", [](const PyRule& r) { return r.name; })
       .def_property_readonly("op", [](const PyRule& r) { return r.entry->name; })

@@ -67,28 +67,31 @@ std::vector<int64_t> TensorDistAttr::partial_dims() const {
   return out;
 }
 
-void TensorDistAttr::validate(const std::string& what) const {
-  if (!mesh_) throw ValueError(what + " has no process_mesh");
+std::string TensorDistAttr::problem() const {
+  if (!mesh_) return "has no process_mesh";
   const int nd = mesh_->ndim();
   uint32_t used = 0;
   for (std::size_t i = 0; i < dims_.size(); ++i)
     for (int8_t d : dims_[i]) {
       if (d < 0 || d >= nd)
-        throw ValueError(what + ": dim " + std::to_string(i) + " is mapped to mesh dim " + std::to_string(d) +
-                         ", but the mesh has " + std::to_string(nd) + " dims");
+        return "dim " + std::to_string(i) + " is mapped to mesh dim " + std::to_string(d) + ", but the mesh has " +
+               std::to_string(nd) + " dims";
       if (used & (1u << d))
-        throw ValueError(what + ": mesh dim " + std::to_string(d) + " is used twice (again at tensor dim " +
-                         std::to_string(i) + ")");
+        return "mesh dim " + std::to_string(d) + " is used twice (again at tensor dim " + std::to_string(i) + ")";
       used |= 1u << d;
     }
   for (int d = 0; d < static_cast<int>(kMaxMeshDims); ++d) {
     if (!is_partial_on(d)) continue;
-    if (d >= nd)
-      throw ValueError(what + ": partial on mesh dim " + std::to_string(d) + ", but the mesh has " +
-                       std::to_string(nd) + " dims");
-    if (used & (1u << d))
-      throw ValueError(what + ": mesh dim " + std::to_string(d) + " both splits a dim and is partial");
+    if (d >= nd) return "partial on mesh dim " + std::to_string(d) + ", but the mesh has " + std::to_string(nd) + " dims";
+    if (used & (1u << d)) return "mesh dim " + std::to_string(d) + " both splits a dim and is partial";
   }
+  return std::string();
+}
+
+void TensorDistAttr::validate(const std::string& what) const {
+  std::string p = problem();
+  if (p.empty()) return;
+  throw ValueError(what + (p.compare(0, 4, "has ") == 0 ? " " : ": ") + p);
 }
 
 std::string TensorDistAttr::to_string() const {

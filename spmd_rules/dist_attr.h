@@ -55,7 +55,9 @@ class TensorDistAttr {
   std::vector<int64_t> partial_dims() const;
 
   // Every mesh dim in range, used at most once, and not both splitting and partial.
-  // Throws ValueError naming `what` (e.g. "matmul: input 'x'").
+  // problem() says what is wrong ("" if nothing: no allocation on the good path);
+  // validate() throws ValueError with it, after `what` (e.g. "matmul: input 'x'").
+  std::string problem() const;
   void validate(const std::string& what) const;
   std::string to_string() const;
 

@@ -45,14 +45,16 @@ std::string EinsumCall::where(bool is_input, int k) const {
   return s + "'";
 }
 
-static void check_tensor(const DistMetaTensor& t, const std::string& what) {
+// What is wrong with a bound tensor, "" if nothing (formatted only on the error path).
+static std::string tensor_problem(const DistMetaTensor& t) {
   if (t.attr.rank() != t.rank())
-    throw ValueError(what + ": dims_mapping has " + std::to_string(t.attr.rank()) + " entries but the shape has rank " +
-                     std::to_string(t.rank()));
-  t.attr.validate(what);
+    return ": dims_mapping has " + std::to_string(t.attr.rank()) + " entries but the shape has rank " +
+           std::to_string(t.rank());
+  std::string p = t.attr.problem();
+  if (!p.empty()) return (p.compare(0, 4, "has ") == 0 ? " " : ": ") + p;
   for (std::size_t d = 0; d < t.rank(); ++d)
-    if (t.shape[d] < 0 && t.shape[d] != -1)
-      throw ValueError(what + ": dim " + std::to_string(d) + " has size " + std::to_string(t.shape[d]));
+    if (t.shape[d] < 0 && t.shape[d] != -1) return ": dim " + std::to_string(d) + " has size " + std::to_string(t.shape[d]);
+  return std::string();
 }
 
 void EinsumCall::bind(bool is_input, int arg, const DistMetaTensor* t, int list_pos) {
@@ -68,7 +70,8 @@ void EinsumCall::bind(bool is_input, int arg, const DistMetaTensor* t, int list_
   ++range.count;
   if (!t) return;
   const int k = static_cast<int>(bound.size()) - 1;
-  check_tensor(*t, where(is_input, k));
+  std::string problem = tensor_problem(*t);
+  if (!problem.empty()) throw ValueError(where(is_input, k) + problem);
   if (!mesh_) mesh_ = t->attr.mesh();
   else if (mesh_ != t->attr.mesh() && !(*mesh_ == *t->attr.mesh()))
     throw ValueError(where(is_input, k) + " is on a different process mesh than the other tensors");

@@ -74,3 +74,12 @@ def test_registry_lists_names_and_aliases():
     assert core.get_phi_spmd_rule("matmul").backward_kind == "reverse"
     assert core.get_phi_spmd_rule("gelu").backward_kind == "grad"
     assert core.get_phi_spmd_rule("gelu").grad_op == "gelu_grad"
+
+
+def test_attributes_by_name_and_defaults(mesh2d, spec):
+    x = spec(mesh2d, [4, 6], [0, 1])
+    rule = core.get_phi_spmd_rule("softmax")
+    assert rule.infer_forward(x, axis=0)[1][0].dims_mapping == [-1, 1]
+    assert rule.infer_forward(x)[1][0].dims_mapping == [0, -1]   # axis defaults to -1
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dim'"):
+        rule.infer_forward(x, dim=0)
