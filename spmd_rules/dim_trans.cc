@@ -189,7 +189,24 @@ static Shape known_shape(const std::string& op, const char* name, const Shape& s
   return s;
 }
 
-SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape, bool keep_partial) {
+// The mapping with each co-split dim read as its largest mesh dim (first on a tie).
+static TensorDistAttr view_1d(const TensorDistAttr& a) {
+  TensorDistAttr v = a;
+  for (std::size_t d = 0; d < a.rank(); ++d) {
+    const MeshDims& m = a.dim(d);
+    if (m.size() < 2) continue;
+    int8_t best = m[0];
+    for (int8_t x : m)
+      if (a.mesh()->dim_size(x) > a.mesh()->dim_size(best)) best = x;
+    v.set_dim(d, MeshDims{best});
+  }
+  return v;
+}
+
+SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x_in, const Shape& out_shape,
+                           DimTransOptions options) {
+  const bool keep_partial = options.keep_partial;
+  const DistMetaTensor x = options.view_1d ? DistMetaTensor(x_in.shape, view_1d(x_in.attr)) : x_in;
   check_x(op, "input", "x", x);
   DimTransList trans = reshape_dim_trans(known_shape(op, "x", x.shape), out_shape);
   DimTransResult r = infer_from_dim_trans(x, trans, /*absorb=*/true);
@@ -204,14 +221,17 @@ SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const
 }
 
 SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
-                           const Shape& out_shape, const DimTransList& trans, bool keep_partial) {
+                           const Shape& out_shape, const DimTransList& trans, DimTransOptions options) {
+  const bool keep_partial = options.keep_partial;
   check_x(op, "input", "x", x);
   check_x(op, "output", "out", out);
   if (out.shape.size() != out_shape.size())
     throw ValueError(op + ": output 'out' has rank " + std::to_string(out.rank()) + ", but the attributes give rank " +
                      std::to_string(out_shape.size()));
   known_shape(op, "x", x.shape);
-  DistMetaTensor src(out_shape, out.attr);
+  // Paddle's reverse rules read a co-split output dim as its largest mesh dim; doing the same
+  // loses nothing a reverse rule is asked for and keeps the answers equal.
+  DistMetaTensor src(out_shape, view_1d(out.attr));
   DimTransResult r = infer_from_dim_trans(src, trans, /*absorb=*/false);
   // A partial output asks for an input partial the same way (reshaping is linear).
   for (int64_t m : keep_partial ? out.attr.partial_dims() : std::vector<int64_t>()) {

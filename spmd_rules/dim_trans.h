@@ -44,12 +44,18 @@ struct DimTransResult {
 DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans, bool absorb);
 
 // A reshape-like rule, both directions: the output is `x` reshaped to `out_shape`.
-// keep_partial: a partial input stays partial and so does the output (reshaping moves elements,
-// which commutes with the pending reduction); otherwise the input must be reduced first.
+struct DimTransOptions {
+  // A partial input stays partial and so does the output (reshaping moves elements, which
+  // commutes with the pending reduction); otherwise the input must be reduced first.
+  bool keep_partial = true;
+  // Read a dim split over several mesh dims as its largest one (Paddle's legacy squeeze/unsqueeze).
+  bool view_1d = false;
+};
+
 SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x, const Shape& out_shape,
-                           bool keep_partial = true);
+                           DimTransOptions options = {});
 // `trans` says how each dim of x comes from the dims of `out` (shape `out_shape`).
 SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
-                           const Shape& out_shape, const DimTransList& trans, bool keep_partial = true);
+                           const Shape& out_shape, const DimTransList& trans, DimTransOptions options = {});
 
 }  // namespace spmd

@@ -17,6 +17,8 @@ DOCUMENTED = {
         (lambda case: case.function == "reverse" and "partial-output" in case_tags(case),
          "Paddle's reverse rules echo a given partial output although the inputs they infer do not produce it"),
         (_tag("partial-input"), "Paddle keeps partial inputs where the op cannot run on addends"),
+        (lambda case: case.function == "reverse" and "multi-mesh-split" in case_tags(case),
+         "Paddle's 1-D reverse rules read a dim split over several mesh dims as one but echo the output unchanged"),
     ],
     "embedding": [(lambda case: True, "Paddle rejects ids and table split over one mesh dim; spmdkit resolves it")],
     "elementwise_binary": [(lambda case: True, "Paddle rejects a broadcast dim split over two mesh dims; spmdkit resolves it")],
@@ -27,7 +29,9 @@ DOCUMENTED = {
     "reshape": [(lambda case: case.function == "reverse",
                  "Paddle's reshape reverse joins splits onto a flattened dim without checking that they divide")],
     "matmul": [(lambda case: case.function == "reverse",
-                "Paddle's matmul reverse keeps output splits its inferred inputs cannot produce")],
+                "Paddle's matmul reverse keeps output splits its inferred inputs cannot produce"),
+               (lambda case: case.function == "forward",
+                "Paddle's batch merge raises vector::_M_fill_insert when the more split operand has fewer batch dims")],
 }
 
 

@@ -136,7 +136,11 @@ class Execution:
             with np.errstate(all="ignore"):
                 got = reduced(c, partial)
             want = dense[local_slices(dense.shape, p, self.mesh_shape, c)]
-            if not np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True):
+            # Tolerance relative to the output's scale: a product of many values can be tiny, and a
+            # doubled tiny value must still count as wrong.
+            scale = float(np.max(np.abs(dense))) if dense.size and np.issubdtype(dense.dtype, np.number) else 1.0
+            atol = ATOL * min(1.0, scale) if np.isfinite(scale) else ATOL
+            if not np.allclose(got, want, rtol=RTOL, atol=atol, equal_nan=True):
                 err = float(np.max(np.abs(np.asarray(got, float) - want))) if want.size else 0.0
                 how = f" after reducing {dict(partial)}" if partial else ""
                 return f"rank {c}: local {name}{how} is not its shard of the true {name} (max error {err:.3g})"
