@@ -86,6 +86,8 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
     case ArgKind::kOptionalTensor:
       if (h.is_none()) a->tensor = &absent_tensor();
       else if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
+      // Paddle's convention for an absent optional tensor: a spec of shape [] and mapping [].
+      else if (a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) a->tensor = &absent_tensor();
       return;
     case ArgKind::kTensorList: {
       if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h)) bad_arg(where, p, pos, h);

@@ -7,14 +7,14 @@ def _split(t, dim) -> bool:
     return t is not None and not isinstance(t, list) and bool(t.placement.dims[dim % len(t.shape)])
 
 
-def _ce_class_axis_split(case) -> bool:
+def _ce_class_axis_split(case, paddle=None) -> bool:
     axis = case.attrs[-1]
     soft = case.attrs[0]
     tensors = [case.inputs[0]] + ([case.inputs[1]] if soft else []) + (case.outputs[:1] if case.outputs else [])
     return any(_split(t, axis) for t in tensors) or _label_conflict(case)
 
 
-def _label_conflict(case) -> bool:
+def _label_conflict(case, paddle=None) -> bool:
     """Two tensors split one dim over different mesh dims: Paddle's legacy merge raises."""
     ts = [t for t in list(case.inputs) + list(case.outputs) if t is not None and not isinstance(t, list)]
     for d in range(min(len(t.shape) for t in ts) if ts else 0):
@@ -25,18 +25,23 @@ def _label_conflict(case) -> bool:
 
 
 DOCUMENTED = {
+    "bmm": [
+        (lambda case, paddle: case.function == "grad",
+         "Paddle's bmm grad re-checks its two matmul inferences against the given out_grad and rejects "
+         "calls where they differ ('verify error'); spmdkit gives out_grad the forward output's layout"),
+    ],
     "cross_entropy_with_softmax": [
         (_ce_class_axis_split,
          "Paddle keeps a split class axis (right only with a communicating kernel, "
          "c_softmax_with_cross_entropy) or rejects it; spmdkit makes the class axis whole"),
     ],
     "flash_attention": [
-        (lambda case: case.function == "reverse",
+        (lambda case, paddle: case.function == "reverse",
          "Paddle's flash_attention reverse echoes a softmax layout its inferred inputs cannot produce"),
-        (lambda case: True, "Paddle rejects a broadcast (size-1) mask head dim or a split it cannot merge; spmdkit resolves it"),
+        (lambda case, paddle: True, "Paddle rejects a broadcast (size-1) mask head dim or a split it cannot merge; spmdkit resolves it"),
     ],
     "fused_rms_norm": [
-        (lambda case: case.function == "reverse",
+        (lambda case, paddle: case.function == "reverse",
          "Paddle rejects out and invvar splitting one dim over different mesh dims; spmdkit keeps the first"),
     ],
 }

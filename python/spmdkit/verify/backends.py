@@ -15,6 +15,7 @@ from math import prod
 import numpy as np
 
 from .cases import TensorArg
+from .paddle_hazards import paddle_hazard
 from .placement import Placement
 
 
@@ -74,7 +75,11 @@ class ApiBackend:
     def to_api(self, arg, mesh):
         if isinstance(arg, list):
             return [self.spec(t, mesh) for t in arg]
-        return None if arg is None else self.spec(arg, mesh)
+        return self.absent(mesh) if arg is None else self.spec(arg, mesh)
+
+    def absent(self, mesh):
+        """An absent optional tensor, as the API takes it."""
+        return None
 
     def from_api(self, attr):
         if isinstance(attr, list):
@@ -110,6 +115,12 @@ class PaddleBackend(ApiBackend):
         from paddle.framework import core
         super().__init__(core, ProcessMesh, TensorDistAttr, core.DistTensorSpec)
 
+    def absent(self, mesh):
+        attr = self.TensorDistAttr()  # Paddle's "empty" spec: shape [], mapping []
+        attr.process_mesh = mesh
+        attr.dims_mapping = []
+        return self.DistTensorSpec([], attr)
+
     def set_partial(self, attr, partial) -> None:
         if any(t != "sum" for _, t in partial):
             raise RuleRejected("Paddle's Python API can only set SUM partials")
@@ -122,6 +133,9 @@ class PaddleBackend(ApiBackend):
         return found or {int(m): "sum" for m in attr._partial_dims()}
 
     def adapt(self, call: RuleCall) -> tuple[list, list]:
+        hazard = paddle_hazard(call.rule, call.function, call.attrs)
+        if hazard:
+            raise RuleRejected(f"not run: it crashes Paddle 3.3.1 ({hazard})")
         if call.rule == "reduce_base" and call.function != "forward":
             return call.tensors, call.attrs[:2]  # ReductionInferSpmdReverse(x, out, axis, keep_dim)
         return call.tensors, call.attrs

@@ -120,3 +120,19 @@ def kernel(fn):
     """Registers a family module's kernel in this namespace (`K.name` in the YAML)."""
     globals()[fn.__name__] = fn
     return fn
+
+
+def mostly_true(x, global_size: int):
+    """A boolean view of normal noise `x` in which every element is true with probability
+    0.9 ** (1 / global_size): the whole tensor is all-true 90% of the time, so shards almost
+    always hold a true and are often all-true. Then a SUM of shard results differs from their
+    ANY or ALL, and a wrong reduce type cannot pass by coincidence."""
+    p = 0.9 ** (1.0 / max(int(global_size), 1))
+    lo, hi = -10.0, 10.0  # the threshold t with P(N(0,1) > t) = p, by bisection on erf
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if 0.5 * (1.0 - erf(mid / np.sqrt(2.0))) > p:
+            lo = mid
+        else:
+            hi = mid
+    return np.asarray(x) > lo

@@ -64,6 +64,7 @@ class OpSpec:
     sampler: str | None
     local_attrs: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    draws: int = 1                 # independent random inputs a claim must hold on
 
     @property
     def input_names(self) -> list[str]:
@@ -85,7 +86,8 @@ def _parse(entry: dict, source: str) -> OpSpec:
         attrs=[AttrDecl.parse(k, v) for k, v in (entry.get("attrs") or {}).items()],
         second="grad" if grad_op else str(second), grad_op=grad_op,
         kernel=verify.get("kernel"), sampler=verify.get("sampler"),
-        local_attrs=dict(verify.get("local_attrs") or {}), source=source)
+        local_attrs=dict(verify.get("local_attrs") or {}), source=source,
+        draws=int(verify.get("draws", 1)))
 
 
 @lru_cache(maxsize=None)

@@ -263,3 +263,35 @@ def linear_param_grad(rng, mesh, opts):
     dout = tensor(rng, lead + (n,), mesh, opts)
     return Sample([x, dout, tensor(rng, (k, n), mesh, opts), tensor(rng, (n,), mesh, opts)],
                   {"multi_precision": True, "has_bias": True})
+
+
+def _sum_to(g, shape):
+    """Sum a broadcast result back to `shape` (leading extra dims, then size-1 dims)."""
+    g = np.sum(g, axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+    ones = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return np.sum(g, axis=ones, keepdims=True) if ones else g
+
+
+@kernel
+def matmul_grad(x, y, out_grad, trans_x=False, trans_y=False):
+    xt = np.swapaxes(x, -1, -2) if trans_x else x
+    yt = np.swapaxes(y, -1, -2) if trans_y else y
+    dxt = _sum_to(np.matmul(out_grad, np.swapaxes(yt, -1, -2)), xt.shape)
+    dyt = _sum_to(np.matmul(np.swapaxes(xt, -1, -2), out_grad), yt.shape)
+    return (np.swapaxes(dxt, -1, -2) if trans_x else dxt), (np.swapaxes(dyt, -1, -2) if trans_y else dyt)
+
+
+@sampler
+def matmul_grad(rng, mesh, opts):
+    from ..samplers import matmul as matmul_sampler
+    while True:
+        s = matmul_sampler(rng, mesh, opts)
+        x, y = s.inputs
+        if len(x.shape) >= 2 and len(y.shape) >= 2:
+            break
+    out = np.matmul(np.zeros(_t(x.shape, s.attrs["trans_x"])), np.zeros(_t(y.shape, s.attrs["trans_y"]))).shape
+    return Sample([x, y, tensor(rng, out, mesh, opts)], s.attrs)
+
+
+def _t(shape, trans):
+    return shape[:-2] + (shape[-1], shape[-2]) if trans else shape
