@@ -59,7 +59,7 @@ def tensor_param(t, reverse_output: bool = False) -> dict:
     if t.is_list:
         return {"name": t.name, "cpp": "const std::vector<const DistMetaTensor*>&", "kind": "kTensorList",
                 "field": "a[{i}].tensors", "default": None}
-    kind = "kOptionalTensor" if (t.optional or reverse_output) else "kTensor"
+    kind = "kOutputTensor" if reverse_output else "kOptionalTensor" if t.optional else "kTensor"
     return {"name": t.name, "cpp": "const DistMetaTensor&", "kind": kind, "field": "*a[{i}].tensor", "default": None}
 
 
@@ -123,8 +123,10 @@ def einsum_options(spec: OpSpec) -> str:
     mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
     return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
-            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
-            + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') in (True, 'forward') else 'false'}, /*sources=*/{mask}"
+            + (f", /*reverse_replicated_claim=*/{'true' if raw.get('reverse_replicated_claim') else 'false'}"
+               ", /*keep_first_partial=*/true)" if raw.get("keep_partial") == "first"
+               else ", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
 
 
 def op_context(spec: OpSpec) -> dict:

@@ -32,8 +32,10 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
 }
 
 inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
-                                    uint32_t sources, bool reverse_replicated_claim = false) {
+                                    uint32_t sources, bool reverse_replicated_claim = false,
+                                    bool keep_first_partial = false) {
   EinsumOptions o;
+  o.keep_first_partial = keep_first_partial;
   o.reverse_replicated_claim = reverse_replicated_claim;
   o.partial = partial;
   o.merge = merge;

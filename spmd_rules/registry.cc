@@ -11,6 +11,7 @@ const char* arg_kind_name(ArgKind k) {
   switch (k) {
     case ArgKind::kTensor: return "DistTensorSpec";
     case ArgKind::kOptionalTensor: return "DistTensorSpec or None";
+    case ArgKind::kOutputTensor: return "DistTensorSpec or None";
     case ArgKind::kTensorList: return "list of DistTensorSpec";
     case ArgKind::kBool: return "bool";
     case ArgKind::kInt: return "int";
@@ -30,7 +31,7 @@ std::string Signature::describe() const {
   std::string s;
   for (std::size_t i = 0; i < params.size(); ++i) {
     s += (i ? ", " : "") + params[i].name;
-    if (params[i].kind == ArgKind::kOptionalTensor) s += "?";
+    if (params[i].kind == ArgKind::kOptionalTensor || params[i].kind == ArgKind::kOutputTensor) s += "?";
     if (params[i].kind == ArgKind::kTensorList) s += "[]";
     if (params[i].has_default && !is_tensor_kind(params[i].kind)) s += "=...";
   }

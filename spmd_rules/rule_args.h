@@ -10,7 +10,7 @@
 namespace spmd {
 
 enum class ArgKind : uint8_t {
-  kTensor, kOptionalTensor, kTensorList,
+  kTensor, kOptionalTensor, kOutputTensor, kTensorList,  // kOutputTensor: a reverse rule's output
   kBool, kInt, kInt64, kFloat, kStr, kDType,
   kIntList, kInt64List, kFloatList, kBoolList,
 };

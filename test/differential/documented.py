@@ -9,6 +9,7 @@ every op.
 import re
 from spmdkit.verify.outcome import case_tags
 from spmdkit.verify.paddle_hazards import paddle_hazard
+from spmdkit.verify.specs import load_specs, resolve
 
 
 def _tag(name):
@@ -40,10 +41,19 @@ DOCUMENTED = {
         (lambda case, paddle: case.function == "reverse" and "multi-mesh-split" in case_tags(case),
          "Paddle's 1-D reverse rules read a dim split over several mesh dims as one but echo the output unchanged"),
     ],
-    "embedding": [(lambda case, paddle: True, "Paddle rejects ids and table split over one mesh dim; spmdkit resolves it")],
-    "elementwise_binary": [(lambda case, paddle: True, "Paddle rejects a broadcast dim split over two mesh dims; spmdkit resolves it")],
-    "max": [(lambda case, paddle: True, "Paddle marks max reductions partial SUM; the reduce type is max")],
-    "min": [(lambda case, paddle: True, "Paddle marks min reductions partial SUM; the reduce type is min")],
+    "embedding": [
+        (rejected(r"is sharded by same mesh dimension"),
+         "Paddle rejects ids and table split over one mesh dim; spmdkit keeps the ids' split"),
+        (rejected(r"Row-wise parallel of embedding table does NOT support Padding Idx"),
+         "Paddle rejects a row-split table with a padding id; a rank whose rows do not hold the padding "
+         "id looks up zeros for it anyway, so the partial sum is right"),
+    ],
+    "elementwise_binary": [(MERGE_CONFLICT, "Paddle raises when x and y split one dim over different mesh "
+                                            "dims; spmdkit keeps the first")],
+    "multiply": [(MERGE_CONFLICT, "Paddle raises when x and y split one dim over different mesh dims; "
+                                  "spmdkit keeps the first")],
+    "max": [(wrong(r"after reducing \{[^}]*'sum'"), "Paddle marks max reductions partial SUM; the reduce type is max")],
+    "min": [(wrong(r"after reducing \{[^}]*'sum'"), "Paddle marks min reductions partial SUM; the reduce type is min")],
     "layer_norm": [(lambda case, paddle: case.function == "reverse",
                     "Paddle's layer_norm reverse merges a given partial into a split mesh dim")],
     "reshape": [(lambda case, paddle: case.function == "reverse",
@@ -71,8 +81,10 @@ _merge_family_files()
 
 
 def excuse(case, paddle) -> str | None:
-    """The first documented reason whose predicate holds for `case` and Paddle's failed verdict."""
-    for pred, reason in DOCUMENTED.get(case.rule, []) + DOCUMENTED["*"]:
+    """The first documented reason whose predicate holds for `case` and Paddle's failed verdict
+    (entries are keyed by the YAML entry's name; an alias shares its entry's)."""
+    entry = resolve(case.rule, load_specs()).name
+    for pred, reason in DOCUMENTED.get(case.rule, []) + (DOCUMENTED.get(entry, []) if entry != case.rule else []) + DOCUMENTED["*"]:
         if pred(case, paddle):
             return reason
     return None
