@@ -212,10 +212,8 @@ py::tuple to_python(SpmdInfo&& info) {
 
 // (name, kind, has_default) per parameter, for tools that build calls (the CLI, verify).
 py::list params_of(const Signature& sig) {
-  static const char* const kinds[] = {"tensor", "optional_tensor", "tensor_list", "bool", "int", "int64", "float",
-                                      "str", "dtype", "int_list", "int64_list", "float_list", "bool_list"};
   py::list out;
-  for (const Param& p : sig.params) out.append(py::make_tuple(p.name, kinds[static_cast<int>(p.kind)], p.has_default));
+  for (const Param& p : sig.params) out.append(py::make_tuple(p.name, arg_kind_id(p.kind), p.has_default));
   return out;
 }
 

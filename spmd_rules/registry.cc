@@ -27,6 +27,26 @@ const char* arg_kind_name(ArgKind k) {
   return "?";
 }
 
+const char* arg_kind_id(ArgKind k) {
+  switch (k) {
+    case ArgKind::kTensor: return "tensor";
+    case ArgKind::kOptionalTensor: return "optional_tensor";
+    case ArgKind::kOutputTensor: return "output_tensor";
+    case ArgKind::kTensorList: return "tensor_list";
+    case ArgKind::kBool: return "bool";
+    case ArgKind::kInt: return "int";
+    case ArgKind::kInt64: return "int64";
+    case ArgKind::kFloat: return "float";
+    case ArgKind::kStr: return "str";
+    case ArgKind::kDType: return "dtype";
+    case ArgKind::kIntList: return "int_list";
+    case ArgKind::kInt64List: return "int64_list";
+    case ArgKind::kFloatList: return "float_list";
+    case ArgKind::kBoolList: return "bool_list";
+  }
+  return "?";
+}
+
 std::string Signature::describe() const {
   std::string s;
   for (std::size_t i = 0; i < params.size(); ++i) {
