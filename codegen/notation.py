@@ -106,7 +106,8 @@ def _check_edits(spec, n: Notation) -> None:
         if len(tensors) != 1:
             raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
         _input(spec, tensors[0], "reduce")
-        _attr(spec, red[tensors[0]], ("int", "int64", "int[]", "int64[]"), "reduce")
+        if red[tensors[0]] != "all":  # `all`: every dim
+            _attr(spec, red[tensors[0]], ("int", "int64", "int[]", "int64[]"), "reduce")
         if "keep_dim" in red:
             _attr(spec, red["keep_dim"], ("bool",), "reduce")
         p = red.get("partial", "sum")

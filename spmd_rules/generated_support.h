@@ -1,6 +1,7 @@
 // What generated rule code uses: the engines, the registry, and small helpers that turn
 // attributes into engine arguments with checked values.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, 
   o.sources = sources;
   return o;
 }
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// An empty axis list: the reduce edit then reduces every dim (`reduce: {x: all}`).
+inline const std::vector<int64_t>& every_dim() {
+  static const std::vector<int64_t> none;
+  return none;
+}
+
+// An optional tensor not given: None from Python, or Paddle's empty spec (shape [], mapping []).
+inline bool is_absent(const DistMetaTensor& t) { return t.absent() || (t.rank() == 0 && t.attr.rank() == 0); }
 
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)
