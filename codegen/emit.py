@@ -21,6 +21,8 @@ ARG_FIELD = {
     "str": "a[{i}].s", "dtype": "a[{i}].s", "int[]": "a[{i}].ints", "int64[]": "a[{i}].ints",
     "float[]": "a[{i}].floats", "bool[]": "a[{i}].ints",
 }
+WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead")
+COUNT_DIM = __import__("re").compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
 REDUCE = {"sum": "kSum", "max": "kMax", "min": "kMin", "prod": "kProd", "avg": "kAvg", "any": "kAny", "all": "kAll"}
 
 
@@ -90,14 +92,32 @@ def einsum_setup(spec: OpSpec) -> list[str]:
             lines.append(f"call.replicate_letter('{letter}');")
     red = raw.get("reduce")
     if red:
-        t = next(k for k in red if k not in ("keep_dim", "partial"))
+        t = next(k for k in red if k not in ("keep_dim", "partial", "empty"))
         axis, keep = red[t], red.get("keep_dim", "false")
         p = red.get("partial", "sum")
         whole = p == "none"
         rtype = ("ReduceType::kSum" if whole else f"ReduceType::{REDUCE[p]}" if p in REDUCE
                  else f'reduce_type_from_attr(rule.op, "{p}", {p})')
+        empty_none = red.get("empty") == "none"
         lines.append(f'call.reduce({spec.input_index(t)}, {axis}, {keep}, {rtype}, "{axis}"'
-                     + (", /*whole=*/true);" if whole else ");"))
+                     + (f", /*whole=*/{'true' if whole else 'false'}, /*empty_all=*/false);" if empty_none
+                        else ", /*whole=*/true);" if whole else ");"))
+    whole = raw.get("whole")
+    if whole:
+        t = next(k for k in whole if k not in WHOLE_OPTIONS)
+        i, attr = spec.input_index(t), whole[t]
+        if "keep" in whole:
+            lines.append(f'call.whole_values({i}, {attr}, {int(whole["keep"])}, {int(whole.get("per_dim", 1))}, '
+                         f'/*align_end=*/{"true" if whole.get("align") == "end" else "false"}, '
+                         f'/*lead=*/{"true" if whole.get("lead") else "false"}, "{attr}");')
+        elif spec.attr(attr).type.endswith("[]"):
+            lines.append(f'call.whole_axes({i}, {attr}, /*empty_all=*/{"true" if whole.get("empty") == "all" else "false"}, '
+                         f'"{attr}");')
+        else:
+            lines.append(f'call.whole_axes({i}, static_cast<int64_t>({attr}), "{attr}");')
+    for out, t in (raw.get("unbroadcast") or {}).items():
+        j = next(k for k, o in enumerate(spec.outputs) if o.name == out)
+        lines.append(f"call.unbroadcast({j}, {spec.input_index(t)});")
     for t, attr in (raw.get("insert_dim") or {}).items():
         lines.append(f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");')
     for t, attr in (raw.get("permute") or {}).items():
@@ -110,21 +130,37 @@ def count_setup(spec: OpSpec) -> list[str]:
     lines = []
     for t, attr in (spec.raw.get("count") or {}).items():
         j = next(i for i, o in enumerate(spec.outputs) if o.name == t)
-        n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
+        m = COUNT_DIM.fullmatch(attr)
+        if m:  # "x[axis]": the size of x's dim that the axis attribute names (unbind)
+            tensor, axis = m.groups()
+            n = f'dim_size_from_attr(rule.op, "{axis}", {axis}, {tensor})'
+            attr = axis
+        else:
+            n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
         lines.append(f'call.output_count({j}, {n}, "{attr}");')
     return lines
 
 
 def einsum_options(spec: OpSpec) -> str:
     raw = spec.raw
-    merge = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul"}[raw.get("merge", "coshard")]
+    merge = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul", "align": "kAlign"}[raw.get("merge", "coshard")]
     ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
     sources = raw.get("sources")
     mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
-    return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
+    text = (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
-            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
-            + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}")
+    # Newer options, emitted only when used (so the generated code of other ops stays as it was).
+    order = [spec.input_index(t) for t in sources or []]
+    ordered = order != sorted(order)  # sources listed out of argument order: merged in the listed order
+    extra = [raw.get("flat_outputs"), raw.get("keep_partial") == "joint", ordered]
+    if not any(extra):
+        return text + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")")
+    packed = sum(i << (4 * n) for n, i in enumerate(order)) if ordered else 0
+    return (text + f", /*reverse_replicated_claim=*/{'true' if raw.get('reverse_replicated_claim') else 'false'}"
+            f", /*flat_list_outputs=*/{'true' if raw.get('flat_outputs') else 'false'}"
+            f", /*joint_partial=*/{'true' if raw.get('keep_partial') == 'joint' else 'false'}"
+            f", /*source_count=*/{len(order) if ordered else 0}, /*source_order=*/{packed}u)")
 
 
 def op_context(spec: OpSpec) -> dict:

@@ -31,10 +31,24 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
   return len;
 }
 
+// The same for a list argument (concat's x): the rank of its first present tensor.
+inline int64_t group_length_from_attr(const std::string& op, const char* attr, int64_t value,
+                                      const std::vector<const DistMetaTensor*>& ts) {
+  for (const DistMetaTensor* t : ts)
+    if (t && !t->absent()) return group_length_from_attr(op, attr, value, *t);
+  return 0;
+}
+
 inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
-                                    uint32_t sources, bool reverse_replicated_claim = false) {
+                                    uint32_t sources, bool reverse_replicated_claim = false,
+                                    bool flat_list_outputs = false, bool joint_partial = false,
+                                    uint8_t source_count = 0, uint32_t source_order = 0) {
   EinsumOptions o;
   o.reverse_replicated_claim = reverse_replicated_claim;
+  o.flat_list_outputs = flat_list_outputs;
+  o.joint_partial = joint_partial;
+  o.source_count = source_count;
+  o.source_order = source_order;
   o.partial = partial;
   o.merge = merge;
   o.ones = ones;
@@ -42,6 +56,18 @@ inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, 
   o.keep_input_partial = keep_input_partial;
   o.sources = sources;
   return o;
+}
+
+// The size of `t`'s dim that an axis attribute names (negative counts from the end): unbind's
+// number of outputs.
+inline int64_t dim_size_from_attr(const std::string& op, const char* attr, int64_t axis, const DistMetaTensor& t) {
+  const int64_t rank = static_cast<int64_t>(t.rank());
+  if (axis < -rank || axis >= rank)
+    throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                     std::to_string(rank));
+  const int64_t n = t.shape[axis < 0 ? axis + rank : axis];
+  if (n < 0) throw ValueError(op + ": attribute '" + attr + "' names a dim of unknown size");
+  return n;
 }
 
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
