@@ -1,5 +1,7 @@
 #include "handwritten/slice_concat.h"
 
+#include <algorithm>
+
 #include "generated_support.h"
 
 namespace spmd {
@@ -30,19 +32,24 @@ SpmdInfo StridedSliceSpmd(const DistMetaTensor& input, const std::vector<int64_t
     if (strides[i] == 0) throw ValueError("strided_slice: attribute 'strides' has a 0 at entry " + std::to_string(i));
   EinsumCall call(rule);
   call.input(0, input);
-  // The one case a split of a strided dim stays (as Paddle, which keeps it on the last dim
-  // alone strided, but also where a shard's slice is not its shard of the result): the last
-  // dim, from its first element (a start of 0, or -size or below) to past its last, with a
-  // positive stride that divides every shard's size, and shards that divide the dim.
+  // The one case a split of a strided dim stays, as Paddle keeps it but only where it is right:
+  // the last dim alone, with a positive stride k, split into n shards. With N elements in equal
+  // shards of L (k dividing L), a start s < k that every shard reads the same way (0 <= s, or
+  // s <= -N: 0) and an end past N - k + s (a negative end counts from each shard's end, which
+  // then cuts no selected element), each rank takes L / k elements at offsets s, s + k, ...: its
+  // block of the N / k results. Uneven shards only allow the identity (k = 1, all of the dim).
   const int64_t rank = static_cast<int64_t>(input.rank());
   bool keep_last = false;
   if (axes.size() == 1 && rank > 0 && (axes[0] == rank - 1 || axes[0] == -1) && input.attr.rank() == input.rank() &&
       !input.attr.dim(rank - 1).empty() && input.attr.mesh()) {
-    const int64_t size = input.shape[rank - 1], k = strides[0];
-    const int64_t start = starts[0], end = ends[0];
+    const int64_t N = input.shape[rank - 1], k = strides[0];
     const int64_t n = input.attr.mesh()->dim_size(view_1d(input.attr.dim(rank - 1), *input.attr.mesh()));
-    keep_last = size > 0 && k > 0 && (start == 0 || start <= -size) && end >= size && n > 0 && size % n == 0 &&
-                (size / n) % k == 0;
+    if (N > 0 && k > 0 && n > 0) {
+      const int64_t s = starts[0] >= 0 ? starts[0] : (starts[0] <= -N ? 0 : -1);  // -1: shards would misread it
+      const int64_t e = ends[0] >= 0 ? std::min(ends[0], N) : std::max<int64_t>(ends[0] + N, 0);
+      if (N % n == 0) keep_last = (N / n) % k == 0 && s >= 0 && s < k && e > N - k + s;
+      else keep_last = k == 1 && s == 0 && e == N && ends[0] >= N;
+    }
   }
   static const std::vector<int64_t> kNone;
   call.whole_axes(0, keep_last ? kNone : axes, /*empty_all=*/false, "axes");

@@ -219,10 +219,10 @@ def _strided_attrs(rng, shape):
     n = shape[-1]
     if rng.random() < 0.4:  # the last dim alone, often from its start to its end
         k = int(rng.choice([1, 2, 3, 4]))
-        s = 0 if rng.random() < 0.6 else int(rng.integers(-n, n))
-        e = n if rng.random() < 0.7 else int(rng.integers(1, n + 1))
-        if s == 0 and rng.random() < 0.2:
-            s = -n
+        s = 0 if rng.random() < 0.6 else int(rng.integers(0, n))
+        e = n if rng.random() < 0.7 else int(rng.integers(s + 1, n + 1))
+        if rng.random() < 0.2:  # the same bounds counted from the end
+            s, e = (s - n if s or rng.random() < 0.5 else s), (e - n if e < n else e)
         if e == n and rng.random() < 0.3:
             e = 2 ** 31 - 1
         return {"axes": [r - 1 if rng.random() < 0.7 else -1], "starts": [s], "ends": [e], "strides": [k]}
@@ -230,10 +230,10 @@ def _strided_attrs(rng, shape):
     starts, ends, strides = [], [], []
     for a in axes:
         m = shape[a]
-        if rng.random() < 0.15 and m > 1:  # backwards
+        if rng.random() < 0.15 and m > 1:  # backwards, from s down to (not including) e
             s = int(rng.integers(1, m))
             starts.append(s)
-            ends.append(int(rng.integers(-1, s)) if rng.random() < 0.5 else -m - 1)
+            ends.append(int(rng.integers(0, s)) if rng.random() < 0.5 else -m - 1)  # -m - 1: past the first
             strides.append(-int(rng.integers(1, 3)))
             continue
         s, e = _range(rng, m)
