@@ -287,3 +287,56 @@ def test_bad_attribute_type_raises_type_error(mesh2d, spec):
         core.get_phi_spmd_rule("tile").infer_forward(spec(mesh2d, [8, 16], [0, 1]), "2")
     with pytest.raises(TypeError, match="concat.*'x'"):
         core.get_phi_spmd_rule("concat").infer_forward([spec(mesh2d, [8, 16], [0, 1]), 3], 0)
+
+
+# ---- the spec keys this family added: checked at generation time --------------------------------
+@pytest.mark.parametrize("entry, words", [
+    ("""- op: bad
+  inputs: [x]
+  outputs: [out]
+  attrs: {reps: "int64[]"}
+  einsum: "... -> ..."
+  whole: {x: reps, keep: 1, lead: true}
+""", ["'lead' needs 'align: end'"]),
+    ("""- op: bad
+  inputs: [x]
+  outputs: [out]
+  attrs: {axis: "int64[]"}
+  einsum: "... -> ..."
+  whole: {x: axis, per_dim: 2}
+""", ["'per_dim' needs 'keep'"]),
+    ("""- op: bad
+  inputs: [x]
+  outputs: ["out[]"]
+  attrs: {axis: int}
+  einsum: "A u B -> A B"
+  groups: {A: axis}
+  count: {out: "y[axis]"}
+""", ["'count' names 'y', which is not an input"]),
+    ("""- op: bad
+  inputs: [x]
+  outputs: [out]
+  einsum: "... -> ..."
+  flat_outputs: true
+""", ["'flat_outputs' needs a list output"]),
+    ("""- op: bad
+  inputs: [x, g]
+  outputs: [out]
+  einsum: "..., ... -> ..."
+  unbroadcast: {x_grad: x}
+""", ["'unbroadcast' names 'x_grad'"]),
+])
+def test_new_spec_keys_are_checked(tmp_path, entry, words):
+    import sys
+    import textwrap
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import SpecError, load_specs
+    d = tmp_path / "rules_yaml"
+    d.mkdir()
+    (d / "fam.yaml").write_text(textwrap.dedent(entry))
+    with pytest.raises(SpecError) as e:
+        load_specs(d)
+    assert "fam.yaml: entry 'bad'" in str(e.value)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))

@@ -9,7 +9,9 @@ SpmdInfo ReshapeGradSpmd(const DistMetaTensor& x, const DistMetaTensor& out_grad
   if (out_grad.attr.rank() != out_grad.rank())
     throw ValueError(std::string(op) + ": input 'out_grad': dims_mapping has " + std::to_string(out_grad.attr.rank()) +
                      " entries but the shape has rank " + std::to_string(out_grad.rank()));
-  out_grad.attr.validate(std::string(op) + ": input 'out_grad'");
+  const std::string problem = out_grad.attr.problem();  // "" on the good path: nothing allocated
+  if (!problem.empty())
+    throw ValueError(std::string(op) + ": input 'out_grad'" + (problem.compare(0, 4, "has ") == 0 ? " " : ": ") + problem);
   if (x.attr.mesh() && out_grad.attr.mesh() && !(*x.attr.mesh() == *out_grad.attr.mesh()))
     throw ValueError(std::string(op) + ": input 'out_grad' is on a different process mesh than 'x'");
   for (std::size_t d = 0; d < out_grad.rank(); ++d)
