@@ -22,6 +22,10 @@ ARG_FIELD = {
     "str": "a[{i}].s", "dtype": "a[{i}].s", "int[]": "a[{i}].ints", "int64[]": "a[{i}].ints",
     "float[]": "a[{i}].floats", "bool[]": "a[{i}].ints",
 }
+WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead")
+COUNT_DIM = __import__("re").compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
+MERGE = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul", "align": "kAlign"}
+ONES = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}
 REDUCE = {"sum": "kSum", "max": "kMax", "min": "kMin", "prod": "kProd", "avg": "kAvg", "any": "kAny", "all": "kAll"}
 
 
@@ -96,8 +100,11 @@ def _replicate(spec: OpSpec, value) -> list[str]:
     return lines
 
 
+REDUCE_OPTIONS = ("keep_dim", "partial", "empty")
+
+
 def _reduce_tensor(red: dict) -> str:
-    return next(k for k in red if k not in ("keep_dim", "partial"))
+    return next(k for k in red if k not in REDUCE_OPTIONS)
 
 
 def _reduce_type(p: str) -> tuple[str, str]:
@@ -126,10 +133,13 @@ def _reduce(spec: OpSpec, value, overrides=()) -> list[str]:
         lines += [f"ReduceType reduce_type = {parts[-1][1][0]};", f"bool whole = {parts[-1][1][1]};"]
         lines += _assignments(parts[:-1])
     name = value[t]
+    empty_none = value.get("empty") == "none"  # an empty axis list reduces nothing (not every dim)
     cases = []
     for cond, axis in axes:
         arg = "every_dim()" if axis == "all" else axis
-        tail = "" if whole == "false" else f", /*whole=*/{whole}"
+        tail = "" if whole == "false" and not empty_none else f", /*whole=*/{whole}"
+        if empty_none and axis != "all":
+            tail += ", /*empty_all=*/false"
         cases.append((cond, [f'call.reduce({spec.input_index(t)}, {arg}, {keep}, {rtype}, "{name}"{tail});']))
     return lines + when.branch(cases)
 
@@ -143,6 +153,29 @@ def _assignments(parts) -> list[str]:
     return lines + ["}"]
 
 
+def _whole(spec: OpSpec, value) -> list[str]:
+    if not value:
+        return []
+    t = next(k for k in value if k not in WHOLE_OPTIONS)
+    i, attr = spec.input_index(t), value[t]
+    if "keep" in value:
+        return [f'call.whole_values({i}, {attr}, {int(value["keep"])}, {int(value.get("per_dim", 1))}, '
+                f'/*align_end=*/{"true" if value.get("align") == "end" else "false"}, '
+                f'/*lead=*/{"true" if value.get("lead") else "false"}, "{attr}");']
+    if spec.attr(attr).type.endswith("[]"):
+        return [f'call.whole_axes({i}, {attr}, /*empty_all=*/{"true" if value.get("empty") == "all" else "false"}, '
+                f'"{attr}");']
+    return [f'call.whole_axes({i}, static_cast<int64_t>({attr}), "{attr}");']
+
+
+def _unbroadcast(spec: OpSpec, value) -> list[str]:
+    lines = []
+    for out, t in (value or {}).items():
+        j = next(k for k, o in enumerate(spec.outputs) if o.name == out)
+        lines.append(f"call.unbroadcast({j}, {spec.input_index(t)});")
+    return lines
+
+
 def _insert_dim(spec: OpSpec, value) -> list[str]:
     return [f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
 
@@ -153,7 +186,7 @@ def _permute(spec: OpSpec, value) -> list[str]:
 
 # The attribute edits, in the order the engine receives them.
 EDITS = (("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
-         ("insert_dim", _insert_dim), ("permute", _permute))
+         ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute))
 
 
 def einsum_setup(spec: OpSpec) -> list[str]:
@@ -194,23 +227,45 @@ def count_setup(spec: OpSpec) -> list[str]:
     lines = []
     for t, attr in (spec.raw.get("count") or {}).items():
         j = next(i for i, o in enumerate(spec.outputs) if o.name == t)
-        n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
+        m = COUNT_DIM.fullmatch(attr)
+        if m:  # "x[axis]": the size of x's dim that the axis attribute names (unbind)
+            tensor, axis = m.groups()
+            n = f'dim_size_from_attr(rule.op, "{axis}", {axis}, {tensor})'
+            attr = axis
+        else:
+            n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
         lines.append(f'call.output_count({j}, {n}, "{attr}");')
     return lines
 
 
-def einsum_options(spec: OpSpec) -> str:
-    raw = spec.raw
-    merge = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul"}[raw.get("merge", "coshard")]
-    ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
+KEEP_PARTIAL = {True: "kAll", "forward": "kAll", "joint": "kJoint", "first": "kFirst"}
+
+
+def einsum_options(spec: OpSpec) -> list[str]:
+    """The rule's EinsumOptions that differ from the defaults, as field assignments."""
+    raw, fields = spec.raw, []
+    if raw.get("partial", "sum") != "sum":
+        fields.append(f"o.partial = ReduceType::{REDUCE[raw['partial']]};")
+    if raw.get("merge", "coshard") != "coshard":
+        fields.append(f"o.merge = Merge::{MERGE[raw['merge']]};")
+    if raw.get("ones", "clear") != "clear":
+        fields.append(f"o.ones = Ones::{ONES[raw['ones']]};")
+    if not raw.get("divisible", True):
+        fields.append("o.divisible = false;")
+    if raw.get("keep_partial") in KEEP_PARTIAL:
+        fields.append(f"o.keep_partial = KeepPartial::{KEEP_PARTIAL[raw['keep_partial']]};")
     sources = raw.get("sources")
-    mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
-    return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
-            f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
-            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') in (True, 'forward') else 'false'}, /*sources=*/{mask}"
-            + (f", /*reverse_replicated_claim=*/{'true' if raw.get('reverse_replicated_claim') else 'false'}"
-               ", /*keep_first_partial=*/true)" if raw.get("keep_partial") == "first"
-               else ", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+    if sources:
+        fields.append("o.sources = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in sources) + ";")
+        order = [spec.input_index(t) for t in sources]
+        if order != sorted(order):  # listed out of argument order: merged in the listed order
+            fields.append(f"o.source_count = {len(order)};")
+            fields.append(f"o.source_order = {sum(i << (4 * n) for n, i in enumerate(order))}u;")
+    if raw.get("reverse_replicated_claim"):
+        fields.append("o.reverse_replicated_claim = true;")
+    if raw.get("flat_outputs"):
+        fields.append("o.flat_list_outputs = true;")
+    return fields
 
 
 def op_context(spec: OpSpec) -> dict:

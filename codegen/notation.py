@@ -102,7 +102,7 @@ def _check_edits(spec, n: Notation) -> None:
                 raise _err(spec.where, f"'replicate' names '{letter}', which is in no input pattern")
     red = raw.get("reduce")
     if red:
-        tensors = [k for k in red if k not in ("keep_dim", "partial")]
+        tensors = [k for k in red if k not in ("keep_dim", "partial", "empty")]
         if len(tensors) != 1:
             raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
         _input(spec, tensors[0], "reduce")
@@ -115,12 +115,42 @@ def _check_edits(spec, n: Notation) -> None:
             _attr(spec, p, ("int",), "reduce.partial")
         if len(spec.outputs) != 1:
             raise _err(spec.where, "'reduce' needs a single output")
+    whole = raw.get("whole")
+    if whole:
+        tensors = [k for k in whole if k not in ("empty", "keep", "per_dim", "align", "lead")]
+        if len(tensors) != 1:
+            raise _err(spec.where, "'whole' names exactly one input and its attribute")
+        _input(spec, tensors[0], "whole")
+        if "keep" in whole:
+            _attr(spec, whole[tensors[0]], ("int[]", "int64[]"), "whole")
+            if "empty" in whole:
+                raise _err(spec.where, "'whole' with 'keep' reads a value per dim; 'empty' is for axis lists")
+        else:
+            _attr(spec, whole[tensors[0]], ("int", "int64", "int[]", "int64[]"), "whole")
+            extra = [k for k in ("per_dim", "align", "lead") if k in whole]
+            if extra:
+                raise _err(spec.where, f"'whole' option '{extra[0]}' needs 'keep' (a value per dim)")
+        if whole.get("lead") and whole.get("align") != "end":
+            raise _err(spec.where, "'whole' option 'lead' needs 'align: end'")
+        if whole.get("lead") and len(spec.outputs) != 1:
+            raise _err(spec.where, "'whole' option 'lead' needs a single output")
+    for out, t in (raw.get("unbroadcast") or {}).items():
+        if not any(o.name == out and not o.is_list for o in spec.outputs):
+            raise _err(spec.where, f"'unbroadcast' names '{out}', which is not a (single) output")
+        _input(spec, t, "unbroadcast")
+    if raw.get("flat_outputs") and not any(o.is_list for o in spec.outputs):
+        raise _err(spec.where, "'flat_outputs' needs a list output")
     for t, a in (raw.get("insert_dim") or {}).items():
         _input(spec, t, "insert_dim")
         _attr(spec, a, ("int", "int64"), "insert_dim")
     for t, a in (raw.get("count") or {}).items():
         if not any(o.name == t and o.is_list for o in spec.outputs):
             raise _err(spec.where, f"'count' names '{t}', which is not a list output")
+        m = re.fullmatch(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]", a)
+        if m:  # "x[axis]": as many outputs as x's dim named by the axis attribute has elements
+            _input(spec, m.group(1), "count")
+            _attr(spec, m.group(2), ("int", "int64"), "count")
+            continue
         _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
     for t in raw.get("sources") or []:
         _input(spec, t, "sources")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 # Keys a variant may change; the rest (merge, ones, sources, ...) are one per op.
-VARIANT_KEYS = ("einsum", "replicate", "reduce", "transpose", "permute", "insert_dim")
+VARIANT_KEYS = ("einsum", "replicate", "reduce", "whole", "transpose", "permute", "insert_dim")
 
 _COND = re.compile(r"^\s*(not\s+)?([a-z_][a-z0-9_]*)\s*(?:(absent|present)|(==|!=|in)\s*(.+))?\s*$")
 

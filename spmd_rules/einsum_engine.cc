@@ -1,6 +1,7 @@
 #include "einsum_engine.h"
 
 #include <cstring>
+#include <limits>
 
 #include "errors.h"
 
@@ -138,8 +139,9 @@ EinsumCall& EinsumCall::replicate_letter(char letter) {
 }
 
 EinsumCall& EinsumCall::reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                               const char* attr, bool whole) {
+                               const char* attr, bool whole, bool empty_all) {
   edits_.push_back({Edit::kReduce, input, &axes, 0, keep_dim, type, 0, attr, whole});
+  edits_.back().empty_all = empty_all;
   return *this;
 }
 
@@ -156,6 +158,41 @@ EinsumCall& EinsumCall::permute(int input, const std::vector<int64_t>& perm, con
 EinsumCall& EinsumCall::insert_dim(int input, int64_t axis, const char* attr) {
   edits_.push_back({Edit::kInsert, input, nullptr, axis, false, ReduceType::kSum, 0, attr, false});
   return *this;
+}
+
+EinsumCall& EinsumCall::whole_axes(int input, const std::vector<int64_t>& axes, bool empty_all, const char* attr) {
+  edits_.push_back({Edit::kWhole, input, &axes, 0, false, ReduceType::kSum, 0, attr, false});
+  edits_.back().empty_all = empty_all;
+  return *this;
+}
+
+EinsumCall& EinsumCall::whole_axes(int input, int64_t axis, const char* attr) {
+  edits_.push_back({Edit::kWhole, input, nullptr, axis, false, ReduceType::kSum, 0, attr, false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::whole_values(int input, const std::vector<int64_t>& values, int64_t keep, int per_dim,
+                                     bool align_end, bool lead, const char* attr) {
+  edits_.push_back({Edit::kWhole, input, &values, 0, false, ReduceType::kSum, 0, attr, false});
+  Edit& e = edits_.back();
+  e.values = true;
+  e.keep = keep;
+  e.per_dim = static_cast<uint8_t>(per_dim < 1 ? 1 : per_dim);
+  e.align_end = align_end;
+  e.lead = lead;
+  return *this;
+}
+
+EinsumCall& EinsumCall::unbroadcast(int output, int input) {
+  edits_.push_back({Edit::kUnbroadcast, input, nullptr, output, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+// How many new leading output dims a whole_values edit with `lead` gives an input of `rank`.
+int64_t EinsumCall::whole_lead(const Edit& e, std::size_t rank) const {
+  if (!e.values || !e.align_end || !e.lead) return 0;
+  const int64_t dims = static_cast<int64_t>(e.axes->size() / e.per_dim);
+  return std::max<int64_t>(dims - static_cast<int64_t>(rank), 0);
 }
 
 int EinsumCall::new_factor() {
@@ -291,6 +328,12 @@ void EinsumCall::apply_input_edits() {
       }
       continue;
     }
+    if (e.kind == Edit::kWhole) {
+      const ArgRange& r = in_args_[e.arg];
+      for (int k = r.first; k < r.first + r.count; ++k)
+        if (in_[k].t) mark_whole(e, k);
+      continue;
+    }
     if (e.kind != Edit::kTranspose && e.kind != Edit::kReplicateAxes) continue;
     const ArgRange& r = in_args_[e.arg];
     for (int k = r.first; k < r.first + r.count; ++k) {
@@ -314,6 +357,46 @@ void EinsumCall::apply_input_edits() {
   }
 }
 
+void EinsumCall::mark_whole(const Edit& e, int k) {
+  const Slots& s = in_slots_[k];
+  const int64_t rank = static_cast<int64_t>(s.size());
+  auto mark = [&](int64_t d) {
+    const Slot& slot = s[d];
+    for (int f = 0; f < slot.n; ++f) {
+      factors_[slot.f[f]].need_replication = true;
+      factors_[slot.f[f]].any_size = true;
+    }
+  };
+  auto mark_axis = [&](int64_t a) {
+    if (s.empty()) norm_axis(a, 0, e.attr, e.arg);  // range check only
+    else mark(norm_axis(a, s.size(), e.attr, e.arg));
+  };
+  if (!e.values) {
+    if (!e.axes) mark_axis(e.axis);
+    else if (e.axes->empty() && e.empty_all) for (int64_t d = 0; d < rank; ++d) mark(d);
+    else for (int64_t a : *e.axes) mark_axis(a);
+    return;
+  }
+  const std::vector<int64_t>& v = *e.axes;
+  const int64_t n = static_cast<int64_t>(v.size()), per = e.per_dim;
+  const int64_t dims = n / per;
+  if (n % per != 0 || (!e.align_end && dims != rank) || (e.align_end && dims > rank && !e.lead))
+    throw ValueError(rule_.op + ": attribute '" + e.attr + "' has " + std::to_string(n) + " entries for " +
+                     arg_name(true, e.arg) + " of rank " + std::to_string(rank) +
+                     (e.align_end ? ", at most " + std::to_string(per * rank)
+                                  : ", it needs " + std::to_string(per * rank)));
+  const int64_t first = e.align_end ? rank - dims : 0;  // the dim of the first entry group (< 0: lead dims)
+  for (int64_t g = 0; g < dims; ++g) {
+    const int64_t d = first + g;
+    if (d < 0) continue;
+    for (int64_t j = 0; j < per; ++j)
+      if (v[g * per + j] != e.keep) {
+        mark(d);
+        break;
+      }
+  }
+}
+
 void EinsumCall::check_sizes(bool is_input, int k) {
   const DistMetaTensor* t = (is_input ? in_ : out_)[k].t;
   Slots& s = (is_input ? in_slots_ : out_slots_)[k];
@@ -331,6 +414,7 @@ void EinsumCall::check_sizes(bool is_input, int k) {
     if (size == 1) slot.one = true;
     if (slot.n != 1) continue;
     Factor& f = factors_[slot.f[0]];
+    if (f.any_size) continue;  // resized by the op: each tensor has its own size
     const bool batch = ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_;
     if (size < 0) continue;                // unknown (dynamic) size: nothing to check
     if (size == 1 && batch) {              // broadcasts against any size
@@ -368,12 +452,26 @@ void EinsumCall::resolve_outputs() {
   }
   // Edits that define the first output from an input's pattern.
   for (const Edit& e : edits_) {
-    if (e.kind != Edit::kReduce && e.kind != Edit::kPermute && e.kind != Edit::kInsert) continue;
+    if (e.kind != Edit::kReduce && e.kind != Edit::kPermute && e.kind != Edit::kInsert && e.kind != Edit::kWhole &&
+        e.kind != Edit::kUnbroadcast)
+      continue;
     const ArgRange& src_range = in_args_[e.arg];
     if (src_range.count == 0 || !in_[src_range.first].t) continue;
     const Slots& src = in_slots_[src_range.first];
+    int target = 0;  // the output the edit defines
     Slots dst;
-    if (e.kind == Edit::kPermute) {
+    if (e.kind == Edit::kWhole) {
+      const int64_t lead = whole_lead(e, src.size());
+      if (lead == 0) continue;  // the output pattern says it already
+      for (int64_t k = 0; k < lead; ++k) dst.push_back(Slot());
+      for (const Slot& slot : src) dst.push_back(slot);
+    } else if (e.kind == Edit::kUnbroadcast) {
+      target = static_cast<int>(e.axis);
+      for (const Slot& slot : src) {
+        const bool broadcast = slot.one && slot.n == 1 && factors_[slot.f[0]].size != 1;
+        dst.push_back(broadcast ? Slot() : slot);
+      }
+    } else if (e.kind == Edit::kPermute) {
       if (e.axes->size() != src.size())
         throw ValueError(rule_.op + ": attribute '" + e.attr + "' has " + std::to_string(e.axes->size()) + " entries for " +
                          arg_name(true, e.arg) + " of rank " + std::to_string(src.size()));
@@ -395,7 +493,7 @@ void EinsumCall::resolve_outputs() {
     } else {
       uint32_t reduced = 0;
       if (e.axes) {
-        if (e.axes->empty()) reduced = (1u << src.size()) - 1;
+        if (e.axes->empty() && e.empty_all) reduced = (1u << src.size()) - 1;
         for (int64_t a : *e.axes)
           if (!src.empty()) reduced |= 1u << norm_axis(a, src.size(), e.attr, e.arg);
           else norm_axis(a, 0, e.attr, e.arg);
@@ -418,7 +516,7 @@ void EinsumCall::resolve_outputs() {
         if (e.flag) dst.push_back(Slot());  // keep_dim: a size-1 dim
       }
     }
-    const ArgRange& r0 = out_args_[0];
+    const ArgRange& r0 = out_args_[target];
     for (int k = r0.first; k < r0.first + r0.count; ++k) {
       out_slots_[k] = dst;
       for (Slot& slot : out_slots_[k]) slot.one = false;
@@ -496,9 +594,9 @@ void EinsumCall::collect(bool from_outputs) {
   const auto& bound = from_outputs ? out_ : in_;
   const auto& slots = from_outputs ? out_slots_ : in_slots_;
   int8_t seen = 0;
-  for (std::size_t k = 0; k < bound.size(); ++k) {
+  auto visit = [&](std::size_t k) {
     const DistMetaTensor* t = bound[k].t;
-    if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) continue;
+    if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) return;
     for (std::size_t d = 0; d < slots[k].size(); ++d) {
       const Slot& slot = slots[k][d];
       if (slot.n == 0) continue;
@@ -516,6 +614,17 @@ void EinsumCall::collect(bool from_outputs) {
       if (!t->attr.dim(d).empty())
         proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
+  };
+  if (from_outputs || rule_.options.source_count == 0) {
+    for (std::size_t k = 0; k < bound.size(); ++k) visit(k);
+    return;
+  }
+  // Sources in the rule's order (an argument's list elements in their order).
+  for (int i = 0; i < rule_.options.source_count; ++i) {
+    const int arg = static_cast<int>((rule_.options.source_order >> (4 * i)) & 15u);
+    if (arg >= static_cast<int>(in_args_.size())) continue;
+    const ArgRange& r = in_args_[arg];
+    for (int k = r.first; k < r.first + r.count; ++k) visit(static_cast<std::size_t>(k));
   }
 }
 
@@ -658,7 +767,115 @@ void EinsumCall::merge_matmul() {
   if (kk >= 0) pop_until_divisible(factors_[kk]);
 }
 
+// Paddle's AlignDimsSharding (concat, stack), mesh dim by mesh dim. A mesh dim that every source
+// tensor places the same way stays: a split of a dim of the notation (not of a dim the rule keeps
+// whole, like concat's axis), or a SUM/AVG partial. A disputed mesh dim goes to the free dim of
+// least cost: the elements the sources that do not split it yet would hold per rank (their
+// current local size times the mesh dim), the first dim on a tie; a dim smaller than the mesh dim
+// cannot take it. Several mesh dims left on one dim keep the last (Paddle's 1-D placements).
+void EinsumCall::merge_align(bool from_outputs) {
+  const auto& bound = from_outputs ? out_ : in_;
+  const auto& slots = from_outputs ? out_slots_ : in_slots_;
+  SmallVec<uint8_t, kMaxTensors> src;
+  for (std::size_t k = 0; k < bound.size(); ++k)
+    if (bound[k].t && (from_outputs || ((rule_.options.sources >> bound[k].pattern) & 1u)))
+      src.push_back(static_cast<uint8_t>(k));
+  if (src.empty()) return;
+  // How source k places mesh dim m: -1 replicated, the dim's factor (< 128), 128 + the dim for a
+  // dim without one, 256 + reduce type for a partial.
+  auto code = [&](int k, int m) -> int {
+    const DistMetaTensor* t = bound[k].t;
+    for (std::size_t d = 0; d < t->rank(); ++d)
+      if (t->attr.dim(d).contains(static_cast<int8_t>(m))) {
+        const Slot& sl = slots[k][d];
+        return sl.n ? sl.f[0] : 128 + static_cast<int>(d);
+      }
+    if (t->attr.is_partial_on(m)) return 256 + static_cast<int>(t->attr.partial_type(m));
+    return -1;
+  };
+  auto disputed = [&](int m) {
+    const int c0 = code(src[0], m);
+    for (std::size_t i = 1; i < src.size(); ++i)
+      if (code(src[i], m) != c0) return true;
+    return false;
+  };
+  SmallVec<int8_t, kMaxRank> align;  // the dims that may take a mesh dim, in the first source's order
+  for (const Slot& sl : slots[src[0]])
+    if (sl.n && !factors_[sl.f[0]].need_replication && !align.contains(static_cast<int8_t>(sl.f[0])))
+      align.push_back(static_cast<int8_t>(sl.f[0]));
+  uint64_t taken = 0;  // factors holding a mesh dim
+  int8_t owner[kMaxMeshDims];
+  std::memset(owner, -1, sizeof(owner));
+  align_partial_mask_ = 0;
+  const int nm = mesh_->ndim();
+  for (int m = 0; m < nm; ++m) {
+    if (disputed(m)) continue;
+    const int c = code(src[0], m);
+    if (c >= 0 && c < 128 && align.contains(static_cast<int8_t>(c))) {
+      taken |= uint64_t{1} << c;
+      owner[m] = static_cast<int8_t>(c);
+    } else if (c >= 256) {
+      const ReduceType t = static_cast<ReduceType>(c - 256);
+      if (t == ReduceType::kSum || t == ReduceType::kAvg) {
+        align_partial_mask_ |= static_cast<uint8_t>(1u << m);
+        align_partial_type_[m] = t;
+      }
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int m = 0; m < nm; ++m) {
+    if (!disputed(m)) continue;
+    int best = -1;
+    double best_cost = inf;
+    for (int8_t f : align) {
+      if ((taken >> f) & 1u) continue;
+      double cost = 0.0;
+      for (uint8_t k : src) {
+        const DistMetaTensor* t = bound[k].t;
+        std::size_t d = 0;
+        while (d < slots[k].size() && !(slots[k][d].n && slots[k][d].f[0] == f)) ++d;
+        if (d == slots[k].size()) continue;
+        if (t->shape[d] < mesh_->dim_size(m)) {
+          cost = inf;
+          break;
+        }
+        if (!t->attr.dim(d).empty()) continue;  // already split: no new data to move
+        int64_t local = 1;
+        for (std::size_t j = 0; j < t->rank(); ++j) {
+          int64_t n = t->shape[j];
+          int8_t last = -1;  // Paddle divides by the highest mesh dim of a co-split dim only
+          for (int8_t md : t->attr.dim(j)) last = std::max(last, md);
+          if (last >= 0) n = (n + mesh_->dim_size(last) - 1) / mesh_->dim_size(last);
+          local *= n;
+        }
+        if (local == 0) continue;
+        cost += static_cast<double>(local) * static_cast<double>(mesh_->dim_size(m));
+      }
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = f;
+      }
+    }
+    if (best >= 0) {
+      taken |= uint64_t{1} << best;
+      owner[m] = static_cast<int8_t>(best);
+    }
+  }
+  for (int m = 0; m < nm; ++m)
+    if (owner[m] >= 0) {
+      MeshDims& md = factors_[owner[m]].mesh;
+      md.clear();
+      md.push_back(static_cast<int8_t>(m));
+    }
+}
+
 void EinsumCall::merge(bool from_outputs) {
+  if (rule_.options.merge == Merge::kAlign) {
+    merge_align(from_outputs);
+    for (Factor& f : factors_)
+      if (f.need_replication) f.mesh.clear();
+    return;
+  }
   collect(from_outputs);
   Merge policy = rule_.options.merge;
   if (policy == Merge::kMatmul && from_outputs) policy = Merge::kCoShard;  // reverse: one source
@@ -666,6 +883,7 @@ void EinsumCall::merge(bool from_outputs) {
     case Merge::kLegacy: merge_legacy(); break;
     case Merge::kCoShard: merge_coshard(); break;
     case Merge::kMatmul: merge_matmul(); break;
+    case Merge::kAlign: break;  // handled above
   }
   for (Factor& f : factors_) {
     if (f.need_replication || (f.size == 1 && rule_.options.ones != Ones::kKeep)) f.mesh.clear();
@@ -687,36 +905,73 @@ TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) c
   return a;
 }
 
+// Partial states a sum of the inputs carries: SUM, or AVG (a mean of means is the mean).
+static bool additive_partial(const TensorDistAttr& a) {
+  for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+    if (a.is_partial_on(m) && a.partial_type(m) != ReduceType::kSum && a.partial_type(m) != ReduceType::kAvg)
+      return false;
+  return true;
+}
+
+// Forward: the inputs (a bit per bound tensor) that keep their pending reductions, which the
+// outputs then carry (KeepPartial).
+uint64_t EinsumCall::partial_keepers() const {
+  const KeepPartial policy = rule_.options.keep_partial;
+  uint64_t all = 0;
+  for (std::size_t k = 0; k < in_.size(); ++k)
+    if (in_[k].t) all |= uint64_t{1} << k;
+  switch (policy) {
+    case KeepPartial::kNone:
+      return 0;
+    case KeepPartial::kAll:
+      return all;
+    case KeepPartial::kJoint: {  // add_n: only if every input has the same SUM/AVG partial state
+      const DistMetaTensor* first = nullptr;
+      for (const Bound& b : in_) {
+        if (!b.t) continue;
+        const TensorDistAttr& a = b.t->attr;
+        if (!a.is_partial() || !additive_partial(a)) return 0;
+        if (!first) first = b.t;
+        if (a.partial_mask() != first->attr.partial_mask()) return 0;
+        for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+          if (a.is_partial_on(m) && a.partial_type(m) != first->attr.partial_type(m)) return 0;
+      }
+      return all;
+    }
+    case KeepPartial::kFirst: {
+      // Multilinear ops: (sum_i x_i) * y = sum_i (x_i * y), so one operand may stay partial: as
+      // Paddle 3.3.1's multiply, the partial input of highest rank (the first on a tie), if no
+      // split of any tensor uses its mesh dims (else all of it reduces).
+      int keeper = -1;
+      for (std::size_t k = 0; k < in_.size(); ++k)
+        if (in_[k].t && in_[k].t->attr.is_partial() && (keeper < 0 || in_[k].t->rank() > in_[keeper].t->rank()))
+          keeper = static_cast<int>(k);
+      if (keeper < 0 || !additive_partial(in_[keeper].t->attr)) return 0;
+      uint32_t split = 0;
+      for (const Factor& f : factors_)
+        for (int8_t m : f.mesh) split |= 1u << m;
+      return (in_[keeper].t->attr.partial_mask() & split) ? 0 : uint64_t{1} << keeper;
+    }
+  }
+  return 0;
+}
+
 SpmdInfo EinsumCall::build(bool forward) {
   SpmdInfo info;
   info.inputs.reserve(in_args_.size());
   info.outputs.reserve(out_args_.size());
-  // Layout-only ops (keep_input_partial) carry a pending reduction through, inputs to outputs.
+  // Inputs that keep a pending reduction hand it through to the outputs.
   uint8_t carried_mask = 0;
   ReduceType carried_type[kMaxMeshDims] = {};
-  // Multilinear ops (keep_first_partial): (sum_i x_i) * y = sum_i (x_i * y), so one operand may
-  // stay partial: as Paddle 3.3.1's multiply, the partial input of highest rank (the first on a
-  // tie), provided no split of any tensor uses its mesh dims (else all of it reduces).
-  int keeper = -1;
-  if (forward && rule_.options.keep_first_partial) {
-    for (std::size_t k = 0; k < in_.size(); ++k)
-      if (in_[k].t && in_[k].t->attr.is_partial() && (keeper < 0 || in_[k].t->rank() > in_[keeper].t->rank()))
-        keeper = static_cast<int>(k);
-    uint32_t split = 0;
-    for (const Factor& f : factors_)
-      for (int8_t m : f.mesh) split |= 1u << m;
-    if (keeper >= 0 && (in_[keeper].t->attr.partial_mask() & split)) keeper = -1;
-    // Linear only in sums (and means): x * y of a pending max is not the max of the products.
-    for (int m = 0; keeper >= 0 && m < static_cast<int>(kMaxMeshDims); ++m) {
-      const TensorDistAttr& a = in_[keeper].t->attr;
-      if (a.is_partial_on(m) && a.partial_type(m) != ReduceType::kSum && a.partial_type(m) != ReduceType::kAvg)
-        keeper = -1;
-    }
-  }
+  const bool align = rule_.options.merge == Merge::kAlign;
+  const uint64_t keepers = forward ? partial_keepers() : 0;
   auto input_attr = [&](int k) {
     if (!in_[k].t) return TensorDistAttr();
     TensorDistAttr a = layout(in_slots_[k], in_[k].t);
-    if (forward && (rule_.options.keep_input_partial || k == keeper)) {
+    if (align)
+      for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+        if ((align_partial_mask_ >> m) & 1u) a.set_partial(m, align_partial_type_[m]);
+    if ((keepers >> k) & 1u) {
       uint32_t split = 0;
       for (const MeshDims& m : a.dims())
         for (int8_t d : m) split |= 1u << d;
@@ -754,10 +1009,15 @@ SpmdInfo EinsumCall::build(bool forward) {
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
       if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
+      else if (align && ((align_partial_mask_ >> m) & 1u)) a.set_partial(m, align_partial_type_[m]);
     }
     return a;
   };
   for (const ArgRange& r : out_args_) {
+    if (r.list && rule_.options.flat_list_outputs) {  // one entry per tensor, as Paddle's split
+      for (int k = r.first; k < r.first + r.count; ++k) info.outputs.emplace_back(output_attr(k));
+      continue;
+    }
     if (!r.list) {
       info.outputs.emplace_back(output_attr(r.first));
       continue;
@@ -785,6 +1045,10 @@ SpmdInfo EinsumCall::reverse() {
   resolve_inputs();
   apply_input_edits();
   for (std::size_t k = 0; k < in_.size(); ++k) check_sizes(true, static_cast<int>(k));
+  for (std::size_t j = 0; j < out_args_.size(); ++j)  // a list output must have the count the attributes give
+    if (out_count_[j] >= 0 && out_args_[j].bound && out_args_[j].count != out_count_[j])
+      throw ValueError(rule_.op + ": " + arg_name(false, static_cast<int>(j)) + " holds " + std::to_string(out_args_[j].count) +
+                       " tensors, but the attributes ask for " + std::to_string(out_count_[j]));
   prepare_outputs();
   resolve_outputs();
   for (std::size_t k = 0; k < out_.size(); ++k) check_sizes(false, static_cast<int>(k));

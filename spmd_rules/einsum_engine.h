@@ -27,6 +27,8 @@ enum class Merge : uint8_t {
   kLegacy,   // one mesh dim per tensor dim (the largest of a co-shard); the first proposal wins,
              // and a mesh dim wanted by two factors goes to the one that claimed it first
   kMatmul,   // batch dims follow the more sharded operand; then m and n (larger first), then k
+  kAlign,    // Paddle's AlignDimsSharding (concat, stack): mesh dim by mesh dim, a placement all
+             // sources agree on is kept; a disputed mesh dim goes to the cheapest free dim
 };
 // What a size-1 dim of a tensor does.
 enum class Ones : uint8_t {
@@ -35,17 +37,27 @@ enum class Ones : uint8_t {
   kBroadcast,  // all size-1 dims share one anonymous factor that claims mesh dims but is never split
 };
 
+// Which inputs keep a pending reduction (their partial state) instead of being reduced first;
+// the outputs then carry it. Only mesh dims no split of the input uses can stay partial.
+enum class KeepPartial : uint8_t {
+  kNone,   // every input is reduced first (most ops: they cannot run on addends)
+  kAll,    // every input stays partial: ops that only move elements (transpose, concat)
+  kJoint,  // all stay partial if all share one SUM/AVG state, else none (add_n: a sum of them)
+  kFirst,  // one operand stays partial, SUM/AVG only, if no split needs its mesh dims (multiply)
+};
+
 struct EinsumOptions {
   ReduceType partial = ReduceType::kSum;  // reduce type of contracted factors
   Merge merge = Merge::kCoShard;
   Ones ones = Ones::kClear;
   bool divisible = true;                  // co-shard merge: drop trailing mesh dims until the size divides
-  bool keep_input_partial = false;        // inputs (and so outputs) stay partial: linear, layout-only ops
-  bool keep_first_partial = false;        // multilinear ops (multiply): one partial input (highest rank,
-                                          // first on a tie) stays partial if no split needs its mesh dims
+  KeepPartial keep_partial = KeepPartial::kNone;
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
+  bool flat_list_outputs = false;         // a list output is returned as one entry per tensor (split)
+  uint8_t source_count = 0;               // > 0: the source inputs in this order (4 bits each in
+  uint32_t source_order = 0;              // source_order, first in the low bits), for first-wins merges
 };
 
 struct EinsumRule {
@@ -88,12 +100,27 @@ class EinsumCall {
   EinsumCall& replicate_letter(char letter_or_group);
   // The output is `input` without the `axes` dims. With `whole`, those dims must be whole on
   // every rank (argmax, cumsum...); otherwise a split one leaves the output partial of `type`.
+  // An empty `axes` list reduces every dim, or none with `empty_all` false (slice's decrease_axis).
   EinsumCall& reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                     const char* attr, bool whole = false);
+                     const char* attr, bool whole = false, bool empty_all = true);
   EinsumCall& reduce(int input, int64_t axis, bool keep_dim, ReduceType type, const char* attr, bool whole = false);
   // The output is `input` with a new, never split dim at `axis` (stack).
   EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
   EinsumCall& permute(int input, const std::vector<int64_t>& perm, const char* attr);
+  // Dims of `input` the op moves elements along or resizes (roll, slice, pad, tile): whole on
+  // every rank in every tensor that has them, and free to differ in size between tensors.
+  // By an axis attribute (an empty list names no dim, or every dim with `empty_all`):
+  EinsumCall& whole_axes(int input, const std::vector<int64_t>& axes, bool empty_all, const char* attr);
+  EinsumCall& whole_axes(int input, int64_t axis, const char* attr);
+  // By per-dim values: `per_dim` entries per dim, a dim is whole where one differs from `keep`.
+  // The list covers every dim (in order), or with `align_end` the last dims (missing leading
+  // entries are `keep`); with `lead`, entries before the first dim give the first output new
+  // leading dims, born whole (tile's repeat_times longer than the rank).
+  EinsumCall& whole_values(int input, const std::vector<int64_t>& values, int64_t keep, int per_dim, bool align_end,
+                           bool lead, const char* attr);
+  // Output `output` has input `input`'s shape: the dims `input` broadcasts (the leading dims it
+  // lacks, its size-1 dims where the factor is larger) are summed over (a grad's reduction).
+  EinsumCall& unbroadcast(int output, int input);
 
   SpmdInfo forward();
   SpmdInfo reverse();
@@ -106,6 +133,7 @@ class EinsumCall {
     bool in_output = false;
     bool has_reduce = false;
     ReduceType reduce = ReduceType::kSum;
+    bool any_size = false;  // whole_axes/whole_values: its size may differ between tensors
     bool batch = false;   // an ellipsis dim
     char letter = 0;      // its notation letter, if any
     int8_t seen = -1;     // rank of its first appearance in a source tensor
@@ -116,7 +144,9 @@ class EinsumCall {
     MeshDims mesh;
   };
   struct Edit {
-    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert } kind;
+    enum Kind : uint8_t {
+      kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kWhole, kUnbroadcast
+    } kind;
     int arg;
     const std::vector<int64_t>* axes;
     int64_t axis;
@@ -125,6 +155,14 @@ class EinsumCall {
     char letter;
     const char* attr;
     bool whole;
+    // kWhole: values mode (else axes mode), keep value, entries per dim, alignment, lead dims;
+    // kReduce / kWhole axes: an empty list names every dim. kUnbroadcast: `axis` is the output.
+    bool values = false;
+    int64_t keep = 0;
+    uint8_t per_dim = 1;
+    bool align_end = false;
+    bool lead = false;
+    bool empty_all = true;
   };
   // A bound tensor (list elements are bound one by one) and the pattern it follows.
   struct Bound {
@@ -149,11 +187,14 @@ class EinsumCall {
   void apply_input_edits();
   void apply_output_edits();
   void check_sizes(bool is_input, int i);
+  void mark_whole(const Edit& e, int k);
   void merge(bool from_outputs);
   void collect(bool from_outputs);
   void merge_legacy();
   void merge_coshard();
   void merge_matmul();
+  void merge_align(bool from_outputs);
+  int64_t whole_lead(const Edit& e, std::size_t rank) const;
   void join_proposals(Factor& f, int k) const;
   int64_t shards(const MeshDims& m) const;
   void pop_until_divisible(Factor& f) const;
@@ -162,6 +203,7 @@ class EinsumCall {
   SpmdInfo build(bool forward);
   int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const;
   void prepare_outputs();
+  uint64_t partial_keepers() const;
 
   const EinsumRule& rule_;
   SmallVec<Bound, kMaxTensors> in_, out_;
@@ -178,6 +220,8 @@ class EinsumCall {
   SmallVec<Edit, 8> edits_;
   SmallVec<Proposal, 2 * kMaxTensors> proposals_;
   int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
+  uint8_t align_partial_mask_ = 0;  // Merge::kAlign: partial mesh dims every source agrees on
+  ReduceType align_partial_type_[kMaxMeshDims] = {};
   MeshPtr mesh_;
 };
 

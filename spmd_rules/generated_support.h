@@ -32,17 +32,23 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
   return len;
 }
 
+// The same for a list argument (concat's x): the rank of its first present tensor.
+inline int64_t group_length_from_attr(const std::string& op, const char* attr, int64_t value,
+                                      const std::vector<const DistMetaTensor*>& ts) {
+  for (const DistMetaTensor* t : ts)
+    if (t && !t->absent()) return group_length_from_attr(op, attr, value, *t);
+  return 0;
+}
+
+// The common options in one call, for hand-written rules (generated code sets fields by name).
 inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
-                                    uint32_t sources, bool reverse_replicated_claim = false,
-                                    bool keep_first_partial = false) {
+                                    uint32_t sources) {
   EinsumOptions o;
-  o.keep_first_partial = keep_first_partial;
-  o.reverse_replicated_claim = reverse_replicated_claim;
   o.partial = partial;
   o.merge = merge;
   o.ones = ones;
   o.divisible = divisible;
-  o.keep_input_partial = keep_input_partial;
+  o.keep_partial = keep_input_partial ? KeepPartial::kAll : KeepPartial::kNone;
   o.sources = sources;
   return o;
 }
@@ -57,6 +63,18 @@ inline const std::vector<int64_t>& every_dim() {
 
 // An optional tensor not given: None from Python, or Paddle's empty spec (shape [], mapping []).
 inline bool is_absent(const DistMetaTensor& t) { return t.absent() || (t.rank() == 0 && t.attr.rank() == 0); }
+
+// The size of `t`'s dim that an axis attribute names (negative counts from the end): unbind's
+// number of outputs.
+inline int64_t dim_size_from_attr(const std::string& op, const char* attr, int64_t axis, const DistMetaTensor& t) {
+  const int64_t rank = static_cast<int64_t>(t.rank());
+  if (axis < -rank || axis >= rank)
+    throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                     std::to_string(rank));
+  const int64_t n = t.shape[axis < 0 ? axis + rank : axis];
+  if (n < 0) throw ValueError(op + ": attribute '" + attr + "' names a dim of unknown size");
+  return n;
+}
 
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)

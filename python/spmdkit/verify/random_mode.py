@@ -33,10 +33,18 @@ def draw_case(spec: OpSpec, function: str, specs, rng, mesh, opts: Options):
     return Case(kspec.name, spec.name, function, tuple(mesh), sample.inputs, outputs, attrs), ex
 
 
+def output_args(spec: OpSpec, outputs: list) -> list:
+    """The reverse rule's output arguments: one list for an op whose only output is a list
+    ("out[]": split's outputs), else one tensor each."""
+    if outputs and len(spec.outputs) == 1 and spec.outputs[0].endswith("[]"):
+        return [list(outputs)]
+    return list(outputs)
+
+
 def check_call(backend, case: Case, ex: Execution):
     """(ins, outs, Verdict) for the backend's answer to `case`; raises RuleRejected."""
-    call = RuleCall(case.rule, case.function, case.mesh_shape, case.inputs + case.outputs,
-                    case.attrs, [len(s) for s in ex.output_shapes])
+    call = RuleCall(case.rule, case.function, case.mesh_shape, case.inputs + output_args(ex.spec, case.outputs),
+                    case.attrs, [len(s) for s in ex.output_shapes], n_inputs=len(case.inputs))
     ins, outs = backend.infer(call)
     return ins, outs, verify_placements(ex, ins, outs)
 

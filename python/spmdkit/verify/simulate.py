@@ -95,6 +95,13 @@ class Execution:
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(np.asarray(o) for o in outs)
 
+    def output_name(self, k: int) -> str:
+        """Output k's name; the tensors of a list output ("out[]") are out[0], out[1], ..."""
+        outs = self.spec.outputs
+        if len(outs) == 1 and outs[0].endswith("[]"):
+            return f"{outs[0][:-2]}[{k}]"
+        return outs[k] if k < len(outs) else f"output {k}"
+
     @property
     def output_shapes(self) -> list[tuple[int, ...]]:
         return [o.shape for o in self.dense]
@@ -126,7 +133,7 @@ class Execution:
 
     def check_output(self, k: int, results: dict, p: Placement) -> str | None:
         """Why output k's local values are not its shards under `p`, or None."""
-        dense, name = self.dense[k], self.spec.outputs[k]
+        dense, name = self.dense[k], self.output_name(k)
         for c, outs in results.items():
             want = local_shape(dense.shape, p, self.mesh_shape, c)
             if outs[k].shape != want:
@@ -177,12 +184,14 @@ def structural_problem(ex: Execution, in_p: dict, out_p: list[Placement]) -> str
     for k, (p, o) in enumerate(zip(out_p, ex.dense)):
         why = problem(p, o.ndim, ex.mesh_shape)
         if why:
-            return f"output {ex.spec.outputs[k]}: {why}"
+            return f"output {ex.output_name(k)}: {why}"
     return None
 
 
 def verify_placements(ex: Execution, in_placements: list, out_placements: list) -> Verdict:
     """Is executing with these input placements right with these output placements?"""
+    if len(in_placements) != len(ex.inputs):
+        return Verdict(False, f"the rule gives {len(in_placements)} input placements, the op has {len(ex.inputs)} inputs")
     in_p = placements_by_key(ex.inputs, in_placements)
     why = structural_problem(ex, in_p, out_placements)
     if why:
