@@ -116,6 +116,18 @@ def count_setup(spec: OpSpec) -> list[str]:
 
 
 def einsum_options(spec: OpSpec) -> str:
+    base = _einsum_options(spec)
+    depends = spec.raw.get("depends")
+    if not depends:
+        return base
+    masks = []
+    for o in spec.outputs:
+        names = depends.get(o.name)
+        masks.append("~0u" if names is None else " | ".join(f"(1u << {spec.input_index(t)})" for t in names) or "0u")
+    return f"with_depends({base}, {{{', '.join(masks)}}})"
+
+
+def _einsum_options(spec: OpSpec) -> str:
     raw = spec.raw
     merge = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul"}[raw.get("merge", "coshard")]
     ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
@@ -125,6 +137,48 @@ def einsum_options(spec: OpSpec) -> str:
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
             f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
             + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+
+
+def variant_condition(spec: OpSpec, when: dict) -> str:
+    """A variant's `when` as a C++ condition over the attribute parameters."""
+    from .notation import when_condition
+    parts = []
+    for name, op, values in when_condition(spec, when):
+        t = spec.attr(name).type
+        tests = [f"{name} {op} {cpp_literal(v, t)}" for v in values]
+        parts.append(tests[0] if len(tests) == 1 else "(" + (" || " if op == "==" else " && ").join(tests) + ")")
+    return " && ".join(parts)
+
+
+def variant_contexts(spec: OpSpec) -> list[dict]:
+    """Each variant's rule, condition and attribute edits (first match wins; 0 is the entry's own)."""
+    from dataclasses import replace
+    out = []
+    for i, ((raw, notation), v) in enumerate(zip(spec.extra.get("variants", []), spec.raw.get("variants") or []), 1):
+        view = replace(spec, raw=raw, notation=notation)
+        out.append({"index": i, "cond": variant_condition(spec, v["when"]), "notation": raw["einsum"],
+                    "setup": einsum_setup(view)})
+    return out
+
+
+def rule_select(spec: OpSpec, variants: list[dict]) -> list[str]:
+    """The C++ lines that pick the rule (and `variant`) for a call."""
+    if not variants:
+        return [f"const EinsumRule& rule = {spec.op}_rule();"]
+    pick = "".join(f"({v['cond']}) ? {v['index']} : " for v in variants)
+    rules = "".join(f"variant == {v['index']} ? {spec.op}_rule_v{v['index']}() : " for v in variants)
+    return [f"const int variant = {pick}0;", f"const EinsumRule& rule = {rules}{spec.op}_rule();"]
+
+
+def variant_setup(own: list[str], variants: list[dict]) -> list[str]:
+    """The attribute edits of whichever variant the call picked."""
+    if not variants:
+        return own
+    lines = ["switch (variant) {"]
+    for v in variants:
+        lines += [f"  case {v['index']}: {{"] + [f"    {x}" for x in v["setup"]] + ["    break;", "  }"]
+    lines += ["  default: {"] + [f"    {x}" for x in own] + ["    break;", "  }", "}"]
+    return lines
 
 
 def op_context(spec: OpSpec) -> dict:
@@ -144,7 +198,9 @@ def op_context(spec: OpSpec) -> dict:
     if spec.kind == "einsum":
         ctx["notation"] = spec.raw["einsum"]
         ctx["options"] = einsum_options(spec)
-        ctx["setup"] = einsum_setup(spec)
+        ctx["variants"] = variant_contexts(spec)
+        ctx["select"] = rule_select(spec, ctx["variants"])
+        ctx["setup"] = variant_setup(einsum_setup(spec), ctx["variants"])
         ctx["count_setup"] = count_setup(spec)
     elif spec.kind == "dim_trans":
         ctx["builder"] = spec.extra["builder"]

@@ -140,6 +140,8 @@ def load_entry(entry: dict, file: str, index: int) -> OpSpec:
     if dup:
         raise SpecError(f"{where}: the name '{sorted(dup)[0]}' is used twice")
     kind = "einsum" if "einsum" in entry else "dim_trans" if "dim_trans" in entry else "cpp"
+    if entry.get("variants") and kind != "einsum":
+        raise SpecError(f"{where}: 'variants' choose among einsum notations; this entry has none")
     second = entry.get("second", "reverse")
     if isinstance(second, dict):
         second = ("grad", second["grad"])

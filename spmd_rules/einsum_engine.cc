@@ -24,6 +24,9 @@ EinsumRule::EinsumRule(std::string op_name, const std::string& text, std::vector
       options(opts) {
   if (notation.inputs.size() != input_names.size() || notation.outputs.size() != output_names.size())
     throw ValueError(op + ": notation \"" + text + "\" does not match the number of inputs/outputs");
+  for (const Pattern& p : notation.inputs)
+    for (const NotationItem& it : p)
+      if (it.kind == NotationItem::kLetter) input_letters |= 1u << (it.name - 'a');
 }
 
 EinsumCall::EinsumCall(const EinsumRule& rule) : rule_(rule) {
@@ -432,6 +435,7 @@ void EinsumCall::resolve_outputs() {
           if (id < 0) {
             if (it.optional) continue;  // absent from every input: absent here too
             id = static_cast<int8_t>(factor_of(it.name));  // a new dim: born whole on every rank
+            factors_[id].born = !((rule_.input_letters >> (it.name - 'a')) & 1u);
           }
           slot.n = 1;
           slot.f[0] = static_cast<uint8_t>(id);
@@ -509,6 +513,9 @@ void EinsumCall::collect(bool from_outputs) {
       if (factors_[f].seen < 0) factors_[f].seen = seen++;
       // A dim forced whole claims nothing (unless the rule merges first and replicates after).
       if (factors_[f].need_replication && !(from_outputs && rule_.options.reverse_replicated_claim)) continue;
+      // A dim the op creates (an output letter in no input pattern) is born whole: in reverse, a
+      // given output's split of it is one no input layout produces, so it proposes nothing.
+      if (factors_[f].born) continue;
       if (!t->attr.dim(d).empty())
         proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
@@ -524,11 +531,55 @@ void EinsumCall::merge_legacy() {
     f.mesh.push_back(view_1d(p.mesh));
     claim_order.push_back(static_cast<int8_t>(p.factor));
   }
+  if (narrow_conflicts_) {
+    // Only factors that meet in some tensor compete for a mesh dim (see build_meets).
+    uint64_t kept[kMaxMeshDims] = {};
+    for (int8_t k : claim_order) {
+      Factor& f = factors_[k];
+      if (kept[f.mesh[0]] & meets_[k]) f.mesh.clear();
+      else kept[f.mesh[0]] |= uint64_t{1} << k;
+    }
+    return;
+  }
   uint32_t used = 0;
   for (int8_t k : claim_order) {
     Factor& f = factors_[k];
     if (used & (1u << f.mesh[0])) f.mesh.clear();
     else used |= 1u << f.mesh[0];
+  }
+}
+
+// With `depends`, two factors compete for a mesh dim only if some tensor holds both: an input,
+// or an output together with the factors it sums over (a split contracted factor makes the
+// output partial on that mesh dim, which its own splits cannot use). Without `depends` every
+// output sums over every input, and every pair competes.
+void EinsumCall::build_meets() {
+  const auto& depends = rule_.options.depends;
+  narrow_conflicts_ = !depends.empty();
+  if (!narrow_conflicts_) return;
+  std::memset(meets_, 0, sizeof(meets_));
+  uint64_t in_mask[kMaxTensors] = {};
+  auto add = [&](uint64_t m) {
+    for (std::size_t f = 0; f < factors_.size(); ++f)
+      if (m >> f & 1u) meets_[f] |= m;
+  };
+  auto mask_of = [](const Slots& slots) {
+    uint64_t m = 0;
+    for (const Slot& slot : slots)
+      for (int f = 0; f < slot.n; ++f) m |= uint64_t{1} << slot.f[f];
+    return m;
+  };
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    if (!in_[k].t) continue;
+    in_mask[k] = mask_of(in_slots_[k]);
+    add(in_mask[k]);
+  }
+  for (std::size_t k = 0; k < out_.size(); ++k) {
+    const uint32_t from = out_[k].pattern < depends.size() ? depends[out_[k].pattern] : ~0u;
+    uint64_t m = mask_of(out_slots_[k]);
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      if (from >> in_[i].pattern & 1u) m |= in_mask[i];
+    add(m);
   }
 }
 
@@ -555,6 +606,34 @@ void EinsumCall::merge_coshard() {
     if (rule_.options.divisible) pop_until_divisible(f);
   }
   // A mesh dim wanted by several factors goes to the largest; on a tie, the first seen.
+  if (narrow_conflicts_) {
+    // Only factors that meet in some tensor compete: in that order, each keeps the mesh dim
+    // unless a factor it meets kept it already.
+    for (int m = 0; m < mesh_->ndim(); ++m) {
+      SmallVec<int8_t, kMaxFactors> want;
+      for (std::size_t k = 0; k < factors_.size(); ++k)
+        if (factors_[k].mesh.contains(static_cast<int8_t>(m))) want.push_back(static_cast<int8_t>(k));
+      std::stable_sort(want.begin(), want.end(), [&](int8_t a, int8_t b) {
+        const Factor& x = factors_[a];
+        const Factor& y = factors_[b];
+        return x.size != y.size ? x.size > y.size : x.seen < y.seen;
+      });
+      uint64_t kept = 0;
+      for (int8_t k : want) {
+        if (!(kept & meets_[k])) {
+          kept |= uint64_t{1} << k;
+          continue;
+        }
+        MeshDims& md = factors_[k].mesh;
+        for (std::size_t j = 0; j < md.size(); ++j)
+          if (md[j] == m) {
+            md.erase(j);
+            break;
+          }
+      }
+    }
+    return;
+  }
   for (int m = 0; m < mesh_->ndim(); ++m) {
     int win = -1;
     for (std::size_t k = 0; k < factors_.size(); ++k) {
@@ -656,6 +735,7 @@ void EinsumCall::merge_matmul() {
 
 void EinsumCall::merge(bool from_outputs) {
   collect(from_outputs);
+  build_meets();
   Merge policy = rule_.options.merge;
   if (policy == Merge::kMatmul && from_outputs) policy = Merge::kCoShard;  // reverse: one source
   switch (policy) {
@@ -726,10 +806,38 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
+  const auto& depends = rule_.options.depends;
+  const bool per_output = forward && !depends.empty();
+  uint32_t factor_args[kMaxFactors] = {};  // per factor, a bit per input argument that has it
+  if (per_output)
+    for (std::size_t k = 0; k < in_.size(); ++k)
+      for (const Slot& slot : in_slots_[k])
+        for (int f = 0; f < slot.n; ++f) factor_args[slot.f[f]] |= 1u << in_[k].pattern;
   auto output_attr = [&](int k) {
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
+    uint8_t mask = partial_mask;
+    ReduceType types[kMaxMeshDims] = {};
+    const ReduceType* type = partial_type;
+    if (per_output) {
+      // This output sums over the split factors of the inputs it is computed from that it lacks.
+      const uint32_t from = out_[k].pattern < depends.size() ? depends[out_[k].pattern] : ~0u;
+      uint64_t here = 0;
+      for (const Slot& slot : out_slots_[k])
+        for (int f = 0; f < slot.n; ++f) here |= uint64_t{1} << slot.f[f];
+      mask = 0;
+      for (std::size_t f = 0; f < factors_.size(); ++f) {
+        if ((here >> f & 1u) || static_cast<int>(f) == one_factor_ || factors_[f].mesh.empty() ||
+            !(factor_args[f] & from))
+          continue;
+        for (int8_t m : factors_[f].mesh) {
+          mask |= static_cast<uint8_t>(1u << m);
+          types[m] = factors_[f].has_reduce ? factors_[f].reduce : rule_.options.partial;
+        }
+      }
+      type = types;
+    }
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
-      if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
+      if (mask & (1u << m)) a.set_partial(m, type[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
     }
     return a;

@@ -44,6 +44,12 @@ inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, 
   return o;
 }
 
+// `depends:` in a spec: per output, a bit per input argument it is computed from.
+inline EinsumOptions with_depends(EinsumOptions o, std::vector<uint32_t> depends) {
+  o.depends = std::move(depends);
+  return o;
+}
+
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)
     throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(value) +
