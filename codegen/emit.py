@@ -117,6 +117,8 @@ def count_setup(spec: OpSpec) -> list[str]:
 
 def einsum_options(spec: OpSpec) -> str:
     base = _einsum_options(spec)
+    if spec.raw.get("absent") == "replicated":
+        base = f"with_absent_replicated({base})"
     depends = spec.raw.get("depends")
     if not depends:
         return base

@@ -771,7 +771,21 @@ SpmdInfo EinsumCall::build(bool forward) {
   uint8_t carried_mask = 0;
   ReduceType carried_type[kMaxMeshDims] = {};
   auto input_attr = [&](int k) {
-    if (!in_[k].t) return TensorDistAttr();
+    if (!in_[k].t) {
+      if (!rule_.options.absent_replicated) return TensorDistAttr();
+      // As Paddle's roi_align: an absent optional input comes back replicated, with the rank
+      // its pattern gives when that is fixed.
+      std::size_t rank = 0;
+      for (const NotationItem& it : rule_.notation.inputs[in_[k].pattern]) {
+        if (it.kind == NotationItem::kEllipsis || (it.kind == NotationItem::kGroup && group_len(it.name) < 0)) {
+          rank = 0;
+          break;
+        }
+        rank += it.kind == NotationItem::kGroup ? static_cast<std::size_t>(group_len(it.name))
+                                                : (it.kind == NotationItem::kLetter && it.optional) ? 0 : 1;
+      }
+      return TensorDistAttr(mesh_, rank);
+    }
     TensorDistAttr a = layout(in_slots_[k], in_[k].t);
     if (forward && rule_.options.keep_input_partial) {
       uint32_t split = 0;

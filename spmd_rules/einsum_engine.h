@@ -44,6 +44,8 @@ struct EinsumOptions {
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
+  bool absent_replicated = false;         // an absent optional input comes back replicated (with its
+                                          // pattern's rank), not as an empty layout (Paddle's roi_align)
   // Forward, when not empty: per output argument, a bit per input argument it is computed from.
   // Each output is then partial over the split factors of those inputs that it lacks (a grad:
   // x_grad sums over what only y_grad keeps), not only over factors that are in no output.

@@ -44,6 +44,12 @@ inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, 
   return o;
 }
 
+// `absent: replicated` in a spec.
+inline EinsumOptions with_absent_replicated(EinsumOptions o) {
+  o.absent_replicated = true;
+  return o;
+}
+
 // `depends:` in a spec: per output, a bit per input argument it is computed from.
 inline EinsumOptions with_depends(EinsumOptions o, std::vector<uint32_t> depends) {
   o.depends = std::move(depends);
