@@ -119,6 +119,8 @@ def einsum_options(spec: OpSpec) -> str:
     base = _einsum_options(spec)
     if spec.raw.get("absent") == "replicated":
         base = f"with_absent_replicated({base})"
+    if spec.raw.get("results") == "flat":
+        base = f"with_flat_lists({base})"
     depends = spec.raw.get("depends")
     if not depends:
         return base
@@ -187,7 +189,7 @@ def op_context(spec: OpSpec) -> dict:
     ins = [tensor_param(t) for t in spec.inputs]
     outs = [tensor_param(t, reverse_output=True) for t in spec.outputs]
     attrs = [attr_param(a) for a in spec.attrs]
-    fwd_params = ins + attrs
+    fwd_params = ins + (outs if spec.raw.get("forward_outputs") else []) + attrs
     rev_params = ins + outs + attrs
     ctx = {
         "op": spec.op, "file": spec.file, "kind": spec.kind, "camel": camel(spec.op),
@@ -196,6 +198,7 @@ def op_context(spec: OpSpec) -> dict:
         "second": spec.second if isinstance(spec.second, str) else "grad",
         "grad_op": spec.second[1] if isinstance(spec.second, tuple) else "",
         "grad_of": spec.grad_of, "handwritten": spec.kind == "cpp",
+        "forward_outputs": bool(spec.raw.get("forward_outputs")),
     }
     if spec.kind == "einsum":
         ctx["notation"] = spec.raw["einsum"]

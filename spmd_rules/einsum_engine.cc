@@ -217,6 +217,7 @@ void EinsumCall::resolve_inputs() {
       if (it.kind == NotationItem::kLetter) (it.optional ? optional : fixed)++;
       else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) fixed++;
       else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) fixed += static_cast<int>(group_len(it.name));
+      else if (it.kind == NotationItem::kRest) variable = '*';
       else variable = it.kind == NotationItem::kEllipsis ? '.' : it.name;
     }
     const int64_t rank = static_cast<int64_t>(in_[k].t->rank());
@@ -227,6 +228,7 @@ void EinsumCall::resolve_inputs() {
       opt_present[k] = rank >= fixed + optional;
       var_len[k] = rank - fixed - (opt_present[k] ? optional : 0);
       if (variable == '.') ellipsis_len_ = std::max(ellipsis_len_, var_len[k]);
+      else if (variable == '*') {}  // this tensor's own dims, never split
       else if (group_len(variable) < 0) groups_.push_back({variable, var_len[k], -1});
       else if (group_len(variable) != var_len[k])
         throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) +
@@ -277,6 +279,9 @@ void EinsumCall::resolve_inputs() {
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
+          break;
+        case NotationItem::kRest:
+          for (int64_t e = 0; e < var_len[k]; ++e) s.push_back(slot);
           break;
       }
     }
@@ -427,9 +432,13 @@ void EinsumCall::resolve_outputs() {
   for (std::size_t k = 0; k < out_.size(); ++k) {
     if (out_overridden_[k]) continue;
     Slots& s = out_slots_[k];
+    int rest_at = -1;  // where a '*' item goes: as many whole dims as the given output has left
     for (const NotationItem& it : pats[out_[k].pattern]) {
       Slot slot;
       switch (it.kind) {
+        case NotationItem::kRest:
+          rest_at = static_cast<int>(s.size());
+          break;
         case NotationItem::kLetter: {
           int8_t id = letter_factor_[it.name - 'a'];
           if (id < 0) {
@@ -465,6 +474,10 @@ void EinsumCall::resolve_outputs() {
           s.push_back(slot);
           break;
       }
+    }
+    if (rest_at >= 0 && out_[k].t && out_[k].t->rank() > s.size()) {
+      const std::size_t n = out_[k].t->rank() - s.size();
+      for (std::size_t e = 0; e < n; ++e) s.insert(static_cast<std::size_t>(rest_at), Slot());
     }
   }
   for (const Slots& s : out_slots_)
@@ -777,7 +790,8 @@ SpmdInfo EinsumCall::build(bool forward) {
       // its pattern gives when that is fixed.
       std::size_t rank = 0;
       for (const NotationItem& it : rule_.notation.inputs[in_[k].pattern]) {
-        if (it.kind == NotationItem::kEllipsis || (it.kind == NotationItem::kGroup && group_len(it.name) < 0)) {
+        if (it.kind == NotationItem::kEllipsis || it.kind == NotationItem::kRest ||
+            (it.kind == NotationItem::kGroup && group_len(it.name) < 0)) {
           rank = 0;
           break;
         }
@@ -800,9 +814,14 @@ SpmdInfo EinsumCall::build(bool forward) {
     }
     return a;
   };
+  const bool flat = rule_.options.flat_lists;
   for (const ArgRange& r : in_args_) {
     if (!r.list) {
       info.inputs.emplace_back(r.count ? input_attr(r.first) : TensorDistAttr());
+      continue;
+    }
+    if (flat) {
+      for (int k = r.first; k < r.first + r.count; ++k) info.inputs.emplace_back(input_attr(k));
       continue;
     }
     std::vector<TensorDistAttr> list;
@@ -861,6 +880,10 @@ SpmdInfo EinsumCall::build(bool forward) {
       info.outputs.emplace_back(output_attr(r.first));
       continue;
     }
+    if (flat) {
+      for (int k = r.first; k < r.first + r.count; ++k) info.outputs.emplace_back(output_attr(k));
+      continue;
+    }
     std::vector<TensorDistAttr> list;
     for (int k = r.first; k < r.first + r.count; ++k) list.push_back(output_attr(k));
     info.outputs.emplace_back(std::move(list));
@@ -875,6 +898,8 @@ SpmdInfo EinsumCall::forward() {
   for (std::size_t k = 0; k < in_.size(); ++k) check_sizes(true, static_cast<int>(k));
   prepare_outputs();
   resolve_outputs();
+  for (std::size_t k = 0; k < out_.size(); ++k)  // outputs given to a forward call (generic rules)
+    if (out_[k].t) check_sizes(false, static_cast<int>(k));
   merge(false);
   return build(true);
 }

@@ -44,6 +44,8 @@ struct EinsumOptions {
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
+  bool flat_lists = false;                // list arguments come back one entry per tensor, not as one
+                                          // nested list (Paddle's generic rules)
   bool absent_replicated = false;         // an absent optional input comes back replicated (with its
                                           // pattern's rank), not as an empty layout (Paddle's roi_align)
   // Forward, when not empty: per output argument, a bit per input argument it is computed from.

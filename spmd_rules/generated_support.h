@@ -44,6 +44,12 @@ inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, 
   return o;
 }
 
+// `results: flat` in a spec.
+inline EinsumOptions with_flat_lists(EinsumOptions o) {
+  o.flat_lists = true;
+  return o;
+}
+
 // `absent: replicated` in a spec.
 inline EinsumOptions with_absent_replicated(EinsumOptions o) {
   o.absent_replicated = true;

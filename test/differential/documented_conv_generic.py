@@ -106,6 +106,8 @@ DOCUMENTED = {
     "conv2d": [_SPATIAL, _CHANNELS, _CONFLICT],
     "conv3d": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT],
     "conv2d_transpose": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT],
+    "default_data_parallel": [(MERGE_CONFLICT, "Paddle rejects batch dims split over different mesh dims; "
+                                               "spmdkit keeps the first tensor's split")],
     "roi_align": [(MERGE_CONFLICT, "Paddle rejects x and out_grad splitting the channels over different mesh dims; "
                                    "spmdkit keeps x's split")],
     "depthwise_conv2d": [

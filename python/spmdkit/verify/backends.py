@@ -31,6 +31,7 @@ class RuleCall:
     tensors: list                   # TensorArg | list[TensorArg] | None, positional
     attrs: list
     out_ndims: list[int] = field(default_factory=list)  # known to the simulator; for ReplicateBackend
+    n_inputs: int | None = None     # how many leading tensor arguments are the op's inputs
 
 
 class ApiBackend:
@@ -171,7 +172,8 @@ class ReplicateBackend:
             if isinstance(a, list):
                 return [Placement.replicated(len(t.shape)) for t in a]
             return None if a is None else Placement.replicated(len(a.shape))
-        n_in = len(call.tensors) - (len(call.out_ndims) if call.function == "reverse" else 0)
+        n_in = call.n_inputs if call.n_inputs is not None else \
+            len(call.tensors) - (len(call.out_ndims) if call.function == "reverse" else 0)
         return [rep(a) for a in call.tensors[:n_in]], [Placement.replicated(n) for n in call.out_ndims]
 
 

@@ -46,7 +46,10 @@ class Case:
 
     def describe(self, spec: OpSpec) -> str:
         args = [f"{d.name}={fmt_arg(a)}" for d, a in zip(spec.inputs, self.inputs)]
-        args += [f"{n}={fmt_arg(a)}" for n, a in zip(spec.outputs, self.outputs)]
+        if spec.list_output and self.outputs:
+            args.append(f"{spec.outputs[0][:-2]}={fmt_arg(list(self.outputs))}")
+        else:
+            args += [f"{n}={fmt_arg(a)}" for n, a in zip(spec.outputs, self.outputs)]
         args += [f"{a.name}={v!r}" for a, v in zip(spec.attrs, self.attrs)]
         return f"{self.rule}.{self.function} on mesh {'x'.join(map(str, self.mesh_shape))}: " + ", ".join(args)
 

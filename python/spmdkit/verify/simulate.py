@@ -126,7 +126,7 @@ class Execution:
 
     def check_output(self, k: int, results: dict, p: Placement) -> str | None:
         """Why output k's local values are not its shards under `p`, or None."""
-        dense, name = self.dense[k], self.spec.outputs[k]
+        dense, name = self.dense[k], self.spec.output_name(k)
         for c, outs in results.items():
             want = local_shape(dense.shape, p, self.mesh_shape, c)
             if outs[k].shape != want:
@@ -177,7 +177,7 @@ def structural_problem(ex: Execution, in_p: dict, out_p: list[Placement]) -> str
     for k, (p, o) in enumerate(zip(out_p, ex.dense)):
         why = problem(p, o.ndim, ex.mesh_shape)
         if why:
-            return f"output {ex.spec.outputs[k]}: {why}"
+            return f"output {ex.spec.output_name(k)}: {why}"
     return None
 
 

@@ -456,4 +456,43 @@ def roi_align_grad(rng, mesh, opts):
     return _roi_sample(rng, mesh, opts, grad=True)
 
 
+
+# ---- generic rules (default_data_parallel, replicated) ----------------------------------------
+def _rows(x):
+    return x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
+
+
+@kernel
+def batch_rows(ins):
+    """A generic batch-parallel op: row b of every output mixes row b of every input (each input
+    reversed along its other dims, scaled by the sum of all inputs' row b), and a last output
+    holds those row sums. Rows are independent; within a row every element matters."""
+    s = sum(_rows(x).sum(axis=1) for x in ins)
+    outs = [np.flip(x, axis=tuple(range(1, x.ndim))) * (1.0 + s).reshape((-1,) + (1,) * (x.ndim - 1)) for x in ins]
+    return tuple(outs) + (s,)
+
+
+@kernel
+def whole(ins):
+    """A generic op that needs every tensor whole: each input reversed along all its dims and
+    scaled by the sum of everything, and a last output [that sum, the input count]."""
+    t = float(sum(x.sum() for x in ins))
+    return tuple(np.flip(x) * (1.0 + t) for x in ins) + (np.array([t, float(len(ins))]),)
+
+
+@sampler
+def default_data_parallel(rng, mesh, opts):
+    b = random_dim(rng, mesh)
+    n = int(rng.integers(1, 4))
+    return Sample([[tensor(rng, (b,) + tuple(random_dim(rng, mesh) for _ in range(int(rng.integers(0, 3)))), mesh, opts)
+                    for _ in range(n)]])
+
+
+@sampler
+def replicated(rng, mesh, opts):
+    n = int(rng.integers(1, 4))
+    return Sample([[tensor(rng, tuple(random_dim(rng, mesh) for _ in range(int(rng.integers(1, 4)))), mesh, opts)
+                    for _ in range(n)]])
+
+
 __all__ = ["Placement", "TensorArg", "_rank"]
