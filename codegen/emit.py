@@ -5,6 +5,7 @@ from pathlib import Path
 
 import jinja2
 
+from . import when
 from .spec import Attr, OpSpec
 
 CPP_TYPE = {
@@ -59,7 +60,7 @@ def tensor_param(t, reverse_output: bool = False) -> dict:
     if t.is_list:
         return {"name": t.name, "cpp": "const std::vector<const DistMetaTensor*>&", "kind": "kTensorList",
                 "field": "a[{i}].tensors", "default": None}
-    kind = "kOptionalTensor" if (t.optional or reverse_output) else "kTensor"
+    kind = "kOutputTensor" if reverse_output else "kOptionalTensor" if t.optional else "kTensor"
     return {"name": t.name, "cpp": "const DistMetaTensor&", "kind": kind, "field": "*a[{i}].tensor", "default": None}
 
 
@@ -68,41 +69,124 @@ def attr_param(a: Attr) -> dict:
             "default": default_arg(a) if a.has_default else None}
 
 
-def einsum_setup(spec: OpSpec) -> list[str]:
-    """The EinsumCall edits an op's attributes ask for, one C++ statement each."""
-    raw, lines = spec.raw, []
-    for g, attr in (raw.get("groups") or {}).items():
+def _groups(spec: OpSpec, value) -> list[str]:
+    lines = []
+    for g, attr in (value or {}).items():
         owner = next(t for t, p in zip(spec.inputs, spec.notation.inputs) if g in p)
         lines.append(f'call.group_length(\'{g}\', group_length_from_attr(rule.op, "{attr}", {attr}, {owner.name}));')
-    for t, attr in (raw.get("transpose") or {}).items():
-        lines.append(f"call.transpose({spec.input_index(t)}, {attr});")
-    rep = raw.get("replicate")
-    if isinstance(rep, dict):
-        for t, attr in rep.items():
+    return lines
+
+
+def _transpose(spec: OpSpec, value) -> list[str]:
+    return [f"call.transpose({spec.input_index(t)}, {attr});" for t, attr in (value or {}).items()]
+
+
+def _replicate(spec: OpSpec, value) -> list[str]:
+    lines = []
+    if isinstance(value, dict):
+        for t, attr in value.items():
             if isinstance(attr, list):  # literal axes
                 axes = ", ".join(str(int(a)) for a in attr)
                 lines.append(f'static const std::vector<int64_t> kReplicated{spec.input_index(t)} = {{{axes}}};')
                 lines.append(f'call.replicate({spec.input_index(t)}, kReplicated{spec.input_index(t)}, "{t} dims");')
             else:
                 lines.append(f'call.replicate({spec.input_index(t)}, {attr}, "{attr}");')
-    elif isinstance(rep, list):
-        for letter in rep:
-            lines.append(f"call.replicate_letter('{letter}');")
-    red = raw.get("reduce")
-    if red:
-        t = next(k for k in red if k not in ("keep_dim", "partial"))
-        axis, keep = red[t], red.get("keep_dim", "false")
-        p = red.get("partial", "sum")
-        whole = p == "none"
-        rtype = ("ReduceType::kSum" if whole else f"ReduceType::{REDUCE[p]}" if p in REDUCE
-                 else f'reduce_type_from_attr(rule.op, "{p}", {p})')
-        lines.append(f'call.reduce({spec.input_index(t)}, {axis}, {keep}, {rtype}, "{axis}"'
-                     + (", /*whole=*/true);" if whole else ");"))
-    for t, attr in (raw.get("insert_dim") or {}).items():
-        lines.append(f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");')
-    for t, attr in (raw.get("permute") or {}).items():
-        lines.append(f'call.permute({spec.input_index(t)}, {attr}, "{attr}");')
+    elif isinstance(value, list):
+        lines += [f"call.replicate_letter('{letter}');" for letter in value]
     return lines
+
+
+def _reduce_tensor(red: dict) -> str:
+    return next(k for k in red if k not in ("keep_dim", "partial"))
+
+
+def _reduce_type(p: str) -> tuple[str, str]:
+    """(C++ reduce type, C++ whole flag) for a `partial:` value."""
+    if p == "none":
+        return "ReduceType::kSum", "true"
+    if p in REDUCE:
+        return f"ReduceType::{REDUCE[p]}", "false"
+    return f'reduce_type_from_attr(rule.op, "{p}", {p})', "false"
+
+
+def _reduce(spec: OpSpec, value, overrides=()) -> list[str]:
+    """The reduce edit; `when` variants merge into it sub-key by sub-key."""
+    if not value:
+        return []
+    t = _reduce_tensor(value)
+    sub = lambda key, default: when.chain(value.get(key, default), [(c, o[key]) for c, o in overrides if key in o])  # noqa: E731
+    axes = sub(t, None)
+    keep = when.ternary(sub("keep_dim", "false"))
+    parts = [(c, _reduce_type(p)) for c, p in sub("partial", "sum")]
+    lines = []
+    if len(parts) == 1:
+        rtype, whole = parts[0][1]
+    else:  # the reduce type varies: choose it once, readably
+        rtype, whole = "reduce_type", "whole"
+        lines += [f"ReduceType reduce_type = {parts[-1][1][0]};", f"bool whole = {parts[-1][1][1]};"]
+        lines += _assignments(parts[:-1])
+    name = value[t]
+    cases = []
+    for cond, axis in axes:
+        arg = "every_dim()" if axis == "all" else axis
+        tail = "" if whole == "false" else f", /*whole=*/{whole}"
+        cases.append((cond, [f'call.reduce({spec.input_index(t)}, {arg}, {keep}, {rtype}, "{name}"{tail});']))
+    return lines + when.branch(cases)
+
+
+def _assignments(parts) -> list[str]:
+    """if / else if chain setting reduce_type and whole (no final else: the defaults stand)."""
+    lines = []
+    for k, (cond, (rtype, whole)) in enumerate(parts):
+        lines.append(("if (" if k == 0 else "} else if (") + cond + ") {")
+        lines += [f"  reduce_type = {rtype};", f"  whole = {whole};"]
+    return lines + ["}"]
+
+
+def _insert_dim(spec: OpSpec, value) -> list[str]:
+    return [f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
+
+
+def _permute(spec: OpSpec, value) -> list[str]:
+    return [f'call.permute({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
+
+
+# The attribute edits, in the order the engine receives them.
+EDITS = (("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
+         ("insert_dim", _insert_dim), ("permute", _permute))
+
+
+def einsum_setup(spec: OpSpec) -> list[str]:
+    """The EinsumCall edits an op's attributes ask for, as C++ statements (branching per call
+    where `when:` variants change them)."""
+    variants = when.variants(spec)
+    lines = []
+    for key, emit in EDITS:
+        base = spec.raw.get(key)
+        overrides = [(c, keys[key]) for c, keys in variants if key in keys]
+        if key == "reduce" and base:
+            lines += _reduce(spec, base, overrides)
+        elif overrides:
+            lines += when.branch([(c, emit(spec, v)) for c, v in when.chain(base, overrides)])
+        else:
+            lines += emit(spec, base)
+    return lines
+
+
+def einsum_rules(spec: OpSpec) -> tuple[list[dict], str]:
+    """The static rules an op needs (one per distinct notation) and the C++ expression that
+    picks one per call."""
+    notations = [spec.raw["einsum"]]
+    cases = []
+    for cond, keys in when.variants(spec):
+        if "einsum" in keys:
+            if keys["einsum"] not in notations:
+                notations.append(keys["einsum"])
+            cases.append((cond, keys["einsum"]))
+    name = lambda n: f"{spec.op}_rule" + (f"_{notations.index(n)}" if notations.index(n) else "")  # noqa: E731
+    rules = [{"name": name(n), "notation": n} for n in notations]
+    expr = when.ternary([(c, name(n) + "()") for c, n in when.chain(spec.raw["einsum"], cases)])
+    return rules, expr
 
 
 def count_setup(spec: OpSpec) -> list[str]:
@@ -139,50 +223,10 @@ def _einsum_options(spec: OpSpec) -> str:
     mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
     return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
-            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
-            + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
-
-
-def variant_condition(spec: OpSpec, when: dict) -> str:
-    """A variant's `when` as a C++ condition over the attribute parameters."""
-    from .notation import when_condition
-    parts = []
-    for name, op, values in when_condition(spec, when):
-        t = spec.attr(name).type
-        tests = [f"{name} {op} {cpp_literal(v, t)}" for v in values]
-        parts.append(tests[0] if len(tests) == 1 else "(" + (" || " if op == "==" else " && ").join(tests) + ")")
-    return " && ".join(parts)
-
-
-def variant_contexts(spec: OpSpec) -> list[dict]:
-    """Each variant's rule, condition and attribute edits (first match wins; 0 is the entry's own)."""
-    from dataclasses import replace
-    out = []
-    for i, ((raw, notation), v) in enumerate(zip(spec.extra.get("variants", []), spec.raw.get("variants") or []), 1):
-        view = replace(spec, raw=raw, notation=notation)
-        out.append({"index": i, "cond": variant_condition(spec, v["when"]), "notation": raw["einsum"],
-                    "setup": einsum_setup(view)})
-    return out
-
-
-def rule_select(spec: OpSpec, variants: list[dict]) -> list[str]:
-    """The C++ lines that pick the rule (and `variant`) for a call."""
-    if not variants:
-        return [f"const EinsumRule& rule = {spec.op}_rule();"]
-    pick = "".join(f"({v['cond']}) ? {v['index']} : " for v in variants)
-    rules = "".join(f"variant == {v['index']} ? {spec.op}_rule_v{v['index']}() : " for v in variants)
-    return [f"const int variant = {pick}0;", f"const EinsumRule& rule = {rules}{spec.op}_rule();"]
-
-
-def variant_setup(own: list[str], variants: list[dict]) -> list[str]:
-    """The attribute edits of whichever variant the call picked."""
-    if not variants:
-        return own
-    lines = ["switch (variant) {"]
-    for v in variants:
-        lines += [f"  case {v['index']}: {{"] + [f"    {x}" for x in v["setup"]] + ["    break;", "  }"]
-    lines += ["  default: {"] + [f"    {x}" for x in own] + ["    break;", "  }", "}"]
-    return lines
+            f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') in (True, 'forward') else 'false'}, /*sources=*/{mask}"
+            + (f", /*reverse_replicated_claim=*/{'true' if raw.get('reverse_replicated_claim') else 'false'}"
+               ", /*keep_first_partial=*/true)" if raw.get("keep_partial") == "first"
+               else ", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
 
 
 def op_context(spec: OpSpec) -> dict:
@@ -203,9 +247,8 @@ def op_context(spec: OpSpec) -> dict:
     if spec.kind == "einsum":
         ctx["notation"] = spec.raw["einsum"]
         ctx["options"] = einsum_options(spec)
-        ctx["variants"] = variant_contexts(spec)
-        ctx["select"] = rule_select(spec, ctx["variants"])
-        ctx["setup"] = variant_setup(einsum_setup(spec), ctx["variants"])
+        ctx["rules"], ctx["rule_expr"] = einsum_rules(spec)
+        ctx["setup"] = einsum_setup(spec)
         ctx["count_setup"] = count_setup(spec)
     elif spec.kind == "dim_trans":
         ctx["builder"] = spec.extra["builder"]

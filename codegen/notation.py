@@ -6,7 +6,7 @@ rejects what the engine could not run, at build time, with the YAML file and ent
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 _ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|\*)")
 
@@ -39,56 +39,6 @@ def _err(where: str, msg: str):
 
 
 def check(spec) -> Notation:
-    """The entry's notation; its `variants` are checked too, each as if its einsum (and
-    replicate) stood in the entry, and kept in spec.extra["variants"] as (raw, Notation)."""
-    n = _check_one(spec)
-    spec.extra["variants"] = []
-    for i, v in enumerate(spec.raw.get("variants") or []):
-        _check_when(spec, v["when"], i)
-        raw = {**spec.raw, "einsum": v["einsum"], "variants": []}
-        if "replicate" in v:
-            raw["replicate"] = v["replicate"]
-        try:
-            spec.extra["variants"].append((raw, _check_one(replace(spec, raw=raw))))
-        except Exception as e:  # noqa: BLE001 - re-raised with the variant named
-            from .spec import SpecError
-            if not isinstance(e, SpecError):
-                raise
-            raise SpecError(str(e).replace(spec.where, f"{spec.where}: variants[{i}]", 1)) from None
-    return n
-
-
-def when_condition(spec, when: dict) -> list[tuple[str, str, list]]:
-    """(attribute, '==' or '!=', values) for each condition of a variant's `when`: a value, a
-    list of values (any of them), or "!= value" (not that value)."""
-    out = []
-    for name, value in when.items():
-        op = "=="
-        if isinstance(value, str) and value.startswith("!="):
-            op, value = "!=", value[2:].strip()
-        values = list(value) if isinstance(value, list) else [value]
-        a = spec.attr(name)
-        if a is not None and a.type in ("int", "int64"):
-            values = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in values]
-        out.append((name, op, values))
-    return out
-
-
-def _check_when(spec, when: dict, i: int) -> None:
-    types = {"bool": (bool,), "int": (int,), "int64": (int,), "float": (int, float), "str": (str,), "dtype": (str,)}
-    for name, _, values in when_condition(spec, when):
-        a = spec.attr(name)
-        if a is None:
-            raise _err(spec.where, f"variants[{i}]: 'when' names '{name}', which is not an attribute")
-        ok = types.get(a.type)
-        for value in values:
-            if ok is None or not isinstance(value, ok) or (a.type != "bool" and isinstance(value, bool)):
-                raise _err(spec.where, f"variants[{i}]: 'when' compares '{name}' ({a.type}) with {value!r}")
-        if not values:
-            raise _err(spec.where, f"variants[{i}]: 'when' gives '{name}' no value")
-
-
-def _check_one(spec) -> Notation:
     where = spec.where
     text = spec.raw["einsum"]
     if text.count("->") != 1:
@@ -158,7 +108,8 @@ def _check_edits(spec, n: Notation) -> None:
         if len(tensors) != 1:
             raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
         _input(spec, tensors[0], "reduce")
-        _attr(spec, red[tensors[0]], ("int", "int64", "int[]", "int64[]"), "reduce")
+        if red[tensors[0]] != "all":  # `all`: every dim
+            _attr(spec, red[tensors[0]], ("int", "int64", "int[]", "int64[]"), "reduce")
         if "keep_dim" in red:
             _attr(spec, red["keep_dim"], ("bool",), "reduce")
         p = red.get("partial", "sum")

@@ -11,6 +11,7 @@ import jsonschema
 import yaml
 
 from . import notation as notation_mod
+from . import when as when_mod
 
 SCHEMA = json.loads((Path(__file__).parent / "schema.json").read_text())
 
@@ -140,17 +141,26 @@ def load_entry(entry: dict, file: str, index: int) -> OpSpec:
     if dup:
         raise SpecError(f"{where}: the name '{sorted(dup)[0]}' is used twice")
     kind = "einsum" if "einsum" in entry else "dim_trans" if "dim_trans" in entry else "cpp"
-    if entry.get("variants") and kind != "einsum":
-        raise SpecError(f"{where}: 'variants' choose among einsum notations; this entry has none")
     second = entry.get("second", "reverse")
     if isinstance(second, dict):
         second = ("grad", second["grad"])
     spec = OpSpec(file, entry["op"], list(entry.get("aliases", [])), inputs, outputs, attrs, entry, kind, second)
     if kind == "einsum":
         spec.notation = notation_mod.check(spec)
+        _check_when(spec)
     elif kind == "dim_trans":
         _check_dim_trans(spec)
     return spec
+
+
+def _check_when(spec: OpSpec) -> None:
+    """Each `when:` variant must be a valid spec once merged into the base entry."""
+    from dataclasses import replace
+    for _, keys in when_mod.variants(spec):
+        merged = dict(spec.raw)
+        for key, value in keys.items():
+            merged[key] = {**spec.raw[key], **value} if key == "reduce" and spec.raw.get(key) else value
+        notation_mod.check(replace(spec, raw=merged))
 
 
 _DIM_TRANS_BUILDERS = {"reshape": ["int64[]"], "flatten": ["int", "int"], "squeeze": ["int64[]"], "unsqueeze": ["int64[]"]}

@@ -89,6 +89,10 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
       // Paddle's convention for an absent optional tensor: a spec of shape [] and mapping [].
       else if (a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) a->tensor = &absent_tensor();
       return;
+    case ArgKind::kOutputTensor:  // a 0-D output is real; the engines read Paddle's empty spec
+      if (h.is_none()) a->tensor = &absent_tensor();
+      else if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
+      return;
     case ArgKind::kTensorList: {
       if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h)) bad_arg(where, p, pos, h);
       for (const auto& item : py::reinterpret_borrow<py::sequence>(h)) {
@@ -171,7 +175,7 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& 
     if (kwargs && kwargs->contains(p.name.c_str())) {
       parse_one(where, p, i, (*kwargs)[p.name.c_str()], &pack[i]);
       ++used_kwargs;
-    } else if (p.kind == ArgKind::kOptionalTensor) {
+    } else if (p.kind == ArgKind::kOptionalTensor || p.kind == ArgKind::kOutputTensor) {
       pack[i].tensor = &absent_tensor();
     } else if (p.has_default) {
       pack[i] = p.default_value;
@@ -208,10 +212,8 @@ py::tuple to_python(SpmdInfo&& info) {
 
 // (name, kind, has_default) per parameter, for tools that build calls (the CLI, verify).
 py::list params_of(const Signature& sig) {
-  static const char* const kinds[] = {"tensor", "optional_tensor", "tensor_list", "bool", "int", "int64", "float",
-                                      "str", "dtype", "int_list", "int64_list", "float_list", "bool_list"};
   py::list out;
-  for (const Param& p : sig.params) out.append(py::make_tuple(p.name, kinds[static_cast<int>(p.kind)], p.has_default));
+  for (const Param& p : sig.params) out.append(py::make_tuple(p.name, arg_kind_id(p.kind), p.has_default));
   return out;
 }
 

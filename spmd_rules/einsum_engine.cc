@@ -326,6 +326,10 @@ void EinsumCall::check_sizes(bool is_input, int k) {
   const DistMetaTensor* t = (is_input ? in_ : out_)[k].t;
   Slots& s = (is_input ? in_slots_ : out_slots_)[k];
   if (!t) return;
+  if (!is_input && t->rank() == 0 && t->attr.rank() == 0 && !s.empty()) {
+    out_[k].t = nullptr;  // Paddle's empty spec for an output it does not give: absent
+    return;
+  }
   if (t->rank() != s.size())
     throw ValueError(where(is_input, k) + " has rank " + std::to_string(t->rank()) + ", but the rule gives it rank " +
                      std::to_string(s.size()));
@@ -783,6 +787,25 @@ SpmdInfo EinsumCall::build(bool forward) {
   // Layout-only ops (keep_input_partial) carry a pending reduction through, inputs to outputs.
   uint8_t carried_mask = 0;
   ReduceType carried_type[kMaxMeshDims] = {};
+  // Multilinear ops (keep_first_partial): (sum_i x_i) * y = sum_i (x_i * y), so one operand may
+  // stay partial: as Paddle 3.3.1's multiply, the partial input of highest rank (the first on a
+  // tie), provided no split of any tensor uses its mesh dims (else all of it reduces).
+  int keeper = -1;
+  if (forward && rule_.options.keep_first_partial) {
+    for (std::size_t k = 0; k < in_.size(); ++k)
+      if (in_[k].t && in_[k].t->attr.is_partial() && (keeper < 0 || in_[k].t->rank() > in_[keeper].t->rank()))
+        keeper = static_cast<int>(k);
+    uint32_t split = 0;
+    for (const Factor& f : factors_)
+      for (int8_t m : f.mesh) split |= 1u << m;
+    if (keeper >= 0 && (in_[keeper].t->attr.partial_mask() & split)) keeper = -1;
+    // Linear only in sums (and means): x * y of a pending max is not the max of the products.
+    for (int m = 0; keeper >= 0 && m < static_cast<int>(kMaxMeshDims); ++m) {
+      const TensorDistAttr& a = in_[keeper].t->attr;
+      if (a.is_partial_on(m) && a.partial_type(m) != ReduceType::kSum && a.partial_type(m) != ReduceType::kAvg)
+        keeper = -1;
+    }
+  }
   auto input_attr = [&](int k) {
     if (!in_[k].t) {
       if (!rule_.options.absent_replicated) return TensorDistAttr();
@@ -801,7 +824,7 @@ SpmdInfo EinsumCall::build(bool forward) {
       return TensorDistAttr(mesh_, rank);
     }
     TensorDistAttr a = layout(in_slots_[k], in_[k].t);
-    if (forward && rule_.options.keep_input_partial) {
+    if (forward && (rule_.options.keep_input_partial || k == keeper)) {
       uint32_t split = 0;
       for (const MeshDims& m : a.dims())
         for (int8_t d : m) split |= 1u << d;

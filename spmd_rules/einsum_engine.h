@@ -41,6 +41,8 @@ struct EinsumOptions {
   Ones ones = Ones::kClear;
   bool divisible = true;                  // co-shard merge: drop trailing mesh dims until the size divides
   bool keep_input_partial = false;        // inputs (and so outputs) stay partial: linear, layout-only ops
+  bool keep_first_partial = false;        // multilinear ops (multiply): one partial input (highest rank,
+                                          // first on a tie) stays partial if no split needs its mesh dims
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)

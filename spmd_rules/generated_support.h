@@ -1,6 +1,7 @@
 // What generated rule code uses: the engines, the registry, and small helpers that turn
 // attributes into engine arguments with checked values.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,10 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
 }
 
 inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
-                                    uint32_t sources, bool reverse_replicated_claim = false) {
+                                    uint32_t sources, bool reverse_replicated_claim = false,
+                                    bool keep_first_partial = false) {
   EinsumOptions o;
+  o.keep_first_partial = keep_first_partial;
   o.reverse_replicated_claim = reverse_replicated_claim;
   o.partial = partial;
   o.merge = merge;
@@ -61,6 +64,17 @@ inline EinsumOptions with_depends(EinsumOptions o, std::vector<uint32_t> depends
   o.depends = std::move(depends);
   return o;
 }
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// An empty axis list: the reduce edit then reduces every dim (`reduce: {x: all}`).
+inline const std::vector<int64_t>& every_dim() {
+  static const std::vector<int64_t> none;
+  return none;
+}
+
+// An optional tensor not given: None from Python, or Paddle's empty spec (shape [], mapping []).
+inline bool is_absent(const DistMetaTensor& t) { return t.absent() || (t.rank() == 0 && t.attr.rank() == 0); }
 
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)

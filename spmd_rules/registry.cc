@@ -11,6 +11,7 @@ const char* arg_kind_name(ArgKind k) {
   switch (k) {
     case ArgKind::kTensor: return "DistTensorSpec";
     case ArgKind::kOptionalTensor: return "DistTensorSpec or None";
+    case ArgKind::kOutputTensor: return "DistTensorSpec or None";
     case ArgKind::kTensorList: return "list of DistTensorSpec";
     case ArgKind::kBool: return "bool";
     case ArgKind::kInt: return "int";
@@ -26,11 +27,31 @@ const char* arg_kind_name(ArgKind k) {
   return "?";
 }
 
+const char* arg_kind_id(ArgKind k) {
+  switch (k) {
+    case ArgKind::kTensor: return "tensor";
+    case ArgKind::kOptionalTensor: return "optional_tensor";
+    case ArgKind::kOutputTensor: return "output_tensor";
+    case ArgKind::kTensorList: return "tensor_list";
+    case ArgKind::kBool: return "bool";
+    case ArgKind::kInt: return "int";
+    case ArgKind::kInt64: return "int64";
+    case ArgKind::kFloat: return "float";
+    case ArgKind::kStr: return "str";
+    case ArgKind::kDType: return "dtype";
+    case ArgKind::kIntList: return "int_list";
+    case ArgKind::kInt64List: return "int64_list";
+    case ArgKind::kFloatList: return "float_list";
+    case ArgKind::kBoolList: return "bool_list";
+  }
+  return "?";
+}
+
 std::string Signature::describe() const {
   std::string s;
   for (std::size_t i = 0; i < params.size(); ++i) {
     s += (i ? ", " : "") + params[i].name;
-    if (params[i].kind == ArgKind::kOptionalTensor) s += "?";
+    if (params[i].kind == ArgKind::kOptionalTensor || params[i].kind == ArgKind::kOutputTensor) s += "?";
     if (params[i].kind == ArgKind::kTensorList) s += "[]";
     if (params[i].has_default && !is_tensor_kind(params[i].kind)) s += "=...";
   }

@@ -10,11 +10,12 @@
 namespace spmd {
 
 enum class ArgKind : uint8_t {
-  kTensor, kOptionalTensor, kTensorList,
+  kTensor, kOptionalTensor, kOutputTensor, kTensorList,  // kOutputTensor: a reverse rule's output
   kBool, kInt, kInt64, kFloat, kStr, kDType,
   kIntList, kInt64List, kFloatList, kBoolList,
 };
-const char* arg_kind_name(ArgKind k);
+const char* arg_kind_name(ArgKind k);  // for messages: "DistTensorSpec or None"
+const char* arg_kind_id(ArgKind k);    // for tools: "optional_tensor"
 inline bool is_tensor_kind(ArgKind k) { return k <= ArgKind::kTensorList; }
 
 struct Arg {

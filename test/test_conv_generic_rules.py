@@ -223,3 +223,66 @@ def test_bad_calls_name_op_argument_and_dim(mesh2d, spec):
     with pytest.raises(ValueError, match=r"conv2d_transpose: input 'input'.*dims_mapping has 3 entries"):
         transpose(core.get_phi_spmd_rule("conv2d_transpose"), spec(mesh2d, [8, 16, 6, 6], [-1] * 3),
                   spec(mesh2d, [16, 9, 3, 3], [-1] * 4))
+
+
+# ---- the spec keys this family added (depends, '*', forward_outputs, results, absent) and
+# `when:` conditions on string attributes -----------------------------------------------------
+CONV_SPEC = """
+- op: my_conv
+  inputs: [x, w]
+  outputs: [out]
+  attrs: {groups: int = 1, data_format: str = NCHW}
+  einsum: "n c h w, o c i j -> n o p q"
+  new_dims: [o, p, q]
+  replicate: [h, w, i, j]
+  when:
+    - if: "data_format in [NHWC, NDHWC]"
+      einsum: "n h w c, o c i j -> n p q o"
+    - if: "groups != 1"
+      einsum: "n c h w, o e i j -> n o p q"
+      replicate: [h, w, i, j, c, e, o]
+"""
+
+
+def _load(tmp_path, text):
+    import sys
+    import textwrap
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import load_specs
+    d = tmp_path / "rules_yaml"
+    d.mkdir(exist_ok=True)
+    (d / "ops.yaml").write_text(textwrap.dedent(text))
+    return load_specs(d)
+
+
+def test_when_compares_string_attributes(tmp_path):
+    pytest.importorskip("jinja2")
+    from codegen.emit import render
+    cc = render(_load(tmp_path, CONV_SPEC))["rules_ops.cc"]
+    assert ('const EinsumRule& rule = (groups != 1) ? my_conv_rule_2() : '
+            '(data_format == "NHWC" || data_format == "NDHWC") ? my_conv_rule_1() : my_conv_rule();') in cc
+    assert "if (groups != 1) {" in cc and "call.replicate_letter('e');" in cc
+
+
+@pytest.mark.parametrize("bad,message", [
+    (CONV_SPEC.replace('"data_format in [NHWC, NDHWC]"', '"data_format in [NHWC, N HWC]"'), "'N HWC' is not a word"),
+    (CONV_SPEC.replace('einsum: "n h w c, o c i j -> n p q o"', 'einsum: "n h w c, o c i j -> n p q z"'),
+     "output letter 'z' is in no input"),
+    (CONV_SPEC.replace("replicate: [h, w, i, j, c, e, o]", "replicate: [h, w, i, j, c, k]"),
+     "'replicate' names 'k', which is in no input pattern"),
+    (CONV_SPEC + "  depends: {out_grad: [x]}\n", "'depends' names 'out_grad', which is not an output"),
+    (CONV_SPEC + "  depends: {out: [y]}\n", "'depends' names 'y', which is not an input"),
+    (CONV_SPEC + "  absent: sometimes\n", "absent: 'sometimes' is not one of"),
+    ("""
+- op: my_generic
+  inputs: ["ins[]"]
+  outputs: ["outs[]"]
+  einsum: "b * -> b *"
+""", "an output pattern with '*' needs 'forward_outputs: true'"),
+])
+def test_new_spec_keys_are_checked(tmp_path, bad, message):
+    from codegen.spec import SpecError
+    with pytest.raises(SpecError) as e:
+        _load(tmp_path, bad)
+    assert str(e.value).startswith("rules_yaml/ops.yaml: entry '") and message in str(e.value), str(e.value)

@@ -65,7 +65,7 @@ def parse_value(text: str, kind: str, mesh: ProcessMesh):
     t = text.strip()
     if kind == "tensor_list":
         return [parse_tensor(p, mesh) for p in t.strip("()").split(";") if p.strip()]
-    if kind in ("tensor", "optional_tensor"):
+    if kind in ("tensor", "optional_tensor", "output_tensor"):
         return parse_tensor(t, mesh)
     if t.lower() in ("true", "false"):
         return t.lower() == "true"

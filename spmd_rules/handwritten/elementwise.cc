@@ -6,28 +6,6 @@ namespace spmd {
 
 namespace {
 
-EinsumOptions legacy_broadcast() {
-  return einsum_options(ReduceType::kSum, Merge::kLegacy, Ones::kBroadcast, /*divisible=*/true,
-                        /*keep_input_partial=*/false, /*sources=*/~0u);
-}
-
-// Paddle passes an absent optional tensor as an empty (rank-0) spec, spmdkit as None.
-bool missing(const DistMetaTensor& t) { return t.absent() || t.rank() == 0; }
-
-SpmdInfo swiglu(const DistMetaTensor& x, const DistMetaTensor& y, const DistMetaTensor* out) {
-  static const EinsumRule rule("swiglu", "..., ... -> ...", {"x", "y"}, {"out"}, legacy_broadcast());
-  // Without y, out = silu(x[..., :n/2]) * x[..., n/2:]: both halves must be on the same rank,
-  // and out's last dim (n/2) is another dim, born whole.
-  static const EinsumRule half("swiglu", "... n, ... -> ... 1", {"x", "y"}, {"out"}, legacy_broadcast());
-  const bool halves = missing(y) && x.rank() > 0;
-  EinsumCall call(halves ? half : rule);
-  call.input(0, x);
-  call.input(1, y);
-  if (out) call.output(0, *out);
-  if (halves) call.replicate_letter('n');
-  return out ? call.reverse() : call.forward();
-}
-
 // One grad of a broadcast binary op: operand `which` (0 = x, 1 = y) gets the grad.
 std::string operand_pattern(const DistMetaTensor& t, const DistMetaTensor& out_grad, const char* name) {
   const int64_t r = static_cast<int64_t>(t.rank()), R = static_cast<int64_t>(out_grad.rank());
@@ -43,22 +21,6 @@ std::string operand_pattern(const DistMetaTensor& t, const DistMetaTensor& out_g
 }
 
 }  // namespace
-
-SpmdInfo SwigluSpmd(const DistMetaTensor& x, const DistMetaTensor& y) { return swiglu(x, y, nullptr); }
-SpmdInfo SwigluSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& y, const DistMetaTensor& out) {
-  return swiglu(x, y, &out);
-}
-
-SpmdInfo LabelSmoothSpmd(const DistMetaTensor& label, const DistMetaTensor& prior_dist, float) {
-  // out = (1 - eps) * label + eps * prior_dist, or + eps / num_classes without prior_dist: the
-  // class dim (the last) is then whole, as the kernel counts it.
-  static const EinsumRule rule("label_smooth", "..., ... -> ...", {"label", "prior_dist"}, {"out"}, legacy_broadcast());
-  EinsumCall call(rule);
-  call.input(0, label);
-  call.input(1, prior_dist);
-  if (missing(prior_dist) && label.rank() > 0) call.replicate(0, int64_t{-1}, "label's class dim (no prior_dist)");
-  return call.forward();
-}
 
 SpmdInfo ElementwiseBinaryGradSpmd(const DistMetaTensor& x, const DistMetaTensor& y, const DistMetaTensor& out_grad,
                                    int) {

@@ -12,9 +12,6 @@
 
 namespace spmd {
 
-SpmdInfo SwigluSpmd(const DistMetaTensor& x, const DistMetaTensor& y);
-SpmdInfo SwigluSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& y, const DistMetaTensor& out);
-SpmdInfo LabelSmoothSpmd(const DistMetaTensor& label, const DistMetaTensor& prior_dist, float epsilon);
 SpmdInfo ElementwiseBinaryGradSpmd(const DistMetaTensor& x, const DistMetaTensor& y, const DistMetaTensor& out_grad,
                                    int axis);
 

@@ -11,17 +11,6 @@ EinsumOptions legacy_keep() {
                         /*keep_input_partial=*/false, /*sources=*/~0u);
 }
 
-SpmdInfo cumsum(const DistMetaTensor& x, const DistMetaTensor* out, int axis, bool flatten) {
-  static const EinsumRule along("cumsum", "... -> ...", {"x"}, {"out"}, legacy_keep());
-  static const EinsumRule flat("cumsum", "X -> (X)", {"x"}, {"out"}, legacy_keep());
-  EinsumCall call(flatten ? flat : along);
-  call.input(0, x);
-  if (out) call.output(0, *out);
-  if (flatten) call.replicate_letter('X');
-  else call.replicate(0, static_cast<int64_t>(axis), "axis");
-  return out ? call.reverse() : call.forward();
-}
-
 // Every tensor whole: the rule checks x and lays out tensors of the given ranks replicated.
 SpmdInfo all_whole(const char* op, const DistMetaTensor& x, std::initializer_list<int> out_ranks) {
   // EinsumCall validates x (mapping length, mesh dims) and replicates its group.
@@ -38,11 +27,6 @@ SpmdInfo all_whole(const char* op, const DistMetaTensor& x, std::initializer_lis
 }
 
 }  // namespace
-
-SpmdInfo CumsumSpmd(const DistMetaTensor& x, int axis, bool flatten, bool, bool) { return cumsum(x, nullptr, axis, flatten); }
-SpmdInfo CumsumSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& out, int axis, bool flatten, bool, bool) {
-  return cumsum(x, &out, axis, flatten);
-}
 
 SpmdInfo UniqueSpmd(const DistMetaTensor& x, bool return_index, bool return_inverse, bool return_counts,
                     const std::vector<int64_t>& axis, const std::string&) {

@@ -11,9 +11,6 @@
 
 namespace spmd {
 
-SpmdInfo CumsumSpmd(const DistMetaTensor& x, int axis, bool flatten, bool exclusive, bool reverse);
-SpmdInfo CumsumSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& out, int axis, bool flatten, bool exclusive,
-                           bool reverse);
 SpmdInfo UniqueSpmd(const DistMetaTensor& x, bool return_index, bool return_inverse, bool return_counts,
                     const std::vector<int64_t>& axis, const std::string& dtype);
 SpmdInfo NonzeroSpmd(const DistMetaTensor& x);

@@ -47,3 +47,8 @@ def pytest_terminal_summary(terminalreporter):
     tr.write_line(f"{'op':<20} {'function':<9} {'cases':>6} {'agree':>6} {'documented':>10} {'disagree':>9} {'(both right)':>13}")
     for (op, fn), row in sorted(AGREEMENT.items()):
         tr.write_line(f"{op:<20} {fn:<9} {row['cases']:>6} {row['agree']:>6} {row['documented']:>10} {row['disagree']:>9} {row['both_right']:>13}")
+    if os.environ.get("SPMDKIT_DIFF_REASONS"):  # the documented differences that occurred, by reason
+        tr.section("documented differences (spmdkit proven right, Paddle wrong or refusing)")
+        for (op, fn), row in sorted(AGREEMENT.items()):
+            for reason, n in sorted(row.get("reasons", {}).items(), key=lambda kv: -kv[1]):
+                tr.write_line(f"{op}.{fn}: {n:>4}  {reason}")
