@@ -100,12 +100,15 @@ _GRAD = (_grad_layouts_disagree, "Paddle infers input_grad from (filter, out_gra
                                  "out_grad) and out_grad from all three, so when the given layouts disagree its "
                                  "grads do not fit the inputs it asks for")
 _CONFLICT = (MERGE_CONFLICT, "Paddle rejects one dim split over two different mesh dims; spmdkit keeps the first")
+_PARTIAL_GRAD = (rejected(r"only support partial on channel_dim for output"),
+                 "Paddle rejects an out_grad partial over more than one mesh dim; spmdkit has the pending sums "
+                 "reduced first, as for any partial input")
 
 
 DOCUMENTED = {
     "conv2d": [_SPATIAL, _CHANNELS, _CONFLICT],
-    "conv3d": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT],
-    "conv2d_transpose": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT],
+    "conv3d": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT, _PARTIAL_GRAD],
+    "conv2d_transpose": [_SPATIAL, _CHANNELS, _GROUPS, _LAYOUT, _GRAD, _CONFLICT, _PARTIAL_GRAD],
     "default_data_parallel": [(MERGE_CONFLICT, "Paddle rejects batch dims split over different mesh dims; "
                                                "spmdkit keeps the first tensor's split")],
     "roi_align": [(MERGE_CONFLICT, "Paddle rejects x and out_grad splitting the channels over different mesh dims; "

@@ -305,12 +305,27 @@ def roi_align_bilinear_grad(x, boxes, boxes_num, out_grad, pooled_height, pooled
 
 
 # ---- samplers ------------------------------------------------------------------------------
+def _whole(t: TensorArg, dims) -> TensorArg:
+    """t with the given dims unsplit (its partial mesh dims kept)."""
+    d = [() if k in dims else m for k, m in enumerate(t.placement.dims)]
+    return t.with_placement(Placement(tuple(d), t.placement.partial))
+
+
+def _spatial_whole_often(rng, tensors, spatial):
+    """Most draws keep the spatial and kernel dims unsplit, so the batch, channel and group
+    logic meets Paddle's often; the rest split them at random like any dim."""
+    if rng.random() < 0.4:
+        return tensors
+    return [t if t is None else _whole(t, s) for t, s in zip(tensors, spatial)]
+
+
 @sampler
 def conv2d(rng, mesh, opts):
     n, c, o = (random_dim(rng, mesh) for _ in range(3))
     h, w = int(rng.integers(3, 9)), int(rng.integers(3, 9))
     kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    return Sample([tensor(rng, (n, c, h, w), mesh, opts), tensor(rng, (o, c, kh, kw), mesh, opts)])
+    ins = [tensor(rng, (n, c, h, w), mesh, opts), tensor(rng, (o, c, kh, kw), mesh, opts)]
+    return Sample(_spatial_whole_often(rng, ins, [(2, 3), (2, 3)]))
 
 
 def _conv_attrs(rng, nd, channel_last):
@@ -360,7 +375,8 @@ def _conv_sample(rng, mesh, opts, nd, depthwise=False, grad=False):
         ins = [tensor(rng, xs, mesh, opts), tensor(rng, ws, mesh, opts)]
         if grad:
             ins.append(tensor(rng, out.shape, mesh, opts))
-        return Sample(ins, attrs)
+        image = tuple(range(1, nd + 1)) if cl else tuple(range(2, nd + 2))
+        return Sample(_spatial_whole_often(rng, ins, [image, tuple(range(2, nd + 2)), image]), attrs)
     raise RuntimeError("no valid convolution drawn")
 
 
@@ -416,7 +432,8 @@ def _conv_transpose_sample(rng, mesh, opts, grad=False):
         ins = [tensor(rng, xs, mesh, opts), tensor(rng, ws, mesh, opts)]
         if grad:
             ins.append(tensor(rng, out.shape, mesh, opts))
-        return Sample(ins, attrs)
+        image = (1, 2) if cl else (2, 3)
+        return Sample(_spatial_whole_often(rng, ins, [image, (2, 3), image]), attrs)
     raise RuntimeError("no valid transposed convolution drawn")
 
 
