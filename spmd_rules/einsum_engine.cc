@@ -326,7 +326,8 @@ void EinsumCall::check_sizes(bool is_input, int k) {
   const DistMetaTensor* t = (is_input ? in_ : out_)[k].t;
   Slots& s = (is_input ? in_slots_ : out_slots_)[k];
   if (!t) return;
-  if (!is_input && t->rank() == 0 && t->attr.rank() == 0 && !s.empty()) {
+  // (An element of a list output is always a tensor: a list has no holes.)
+  if (!is_input && t->rank() == 0 && t->attr.rank() == 0 && !s.empty() && out_[k].list_pos < 0) {
     out_[k].t = nullptr;  // Paddle's empty spec for an output it does not give: absent
     return;
   }

@@ -218,6 +218,8 @@ def test_bad_calls_name_op_argument_and_dim(mesh2d, spec):
     ddp = core.get_phi_spmd_rule("default_data_parallel")
     with pytest.raises(ValueError, match=r"default_data_parallel: input 'ins\[1\]' has rank 0, but needs at least 1 dims"):
         ddp.infer_forward([spec(mesh2d, [8], [0]), spec(mesh2d, [], [])], [spec(mesh2d, [8], [-1])])
+    with pytest.raises(ValueError, match=r"default_data_parallel: output 'outs\[1\]' has rank 0, but the rule gives it rank 1"):
+        ddp.infer_forward([spec(mesh2d, [8], [0])], [spec(mesh2d, [8], [-1]), spec(mesh2d, [], [])])
     with pytest.raises(ValueError, match=r"default_data_parallel: output 'outs\[0\]': dim 0 has size 6"):
         ddp.infer_forward([spec(mesh2d, [8], [0])], [spec(mesh2d, [6], [-1])])
     with pytest.raises(ValueError, match=r"conv2d_transpose: input 'input'.*dims_mapping has 3 entries"):
