@@ -263,8 +263,19 @@ def einsum_options(spec: OpSpec) -> list[str]:
             fields.append(f"o.source_order = {sum(i << (4 * n) for n, i in enumerate(order))}u;")
     if raw.get("reverse_replicated_claim"):
         fields.append("o.reverse_replicated_claim = true;")
-    if raw.get("flat_outputs"):
+    if raw.get("flat_outputs") or raw.get("results") == "flat":
         fields.append("o.flat_list_outputs = true;")
+    if raw.get("results") == "flat":
+        fields.append("o.flat_list_inputs = true;")
+    if raw.get("absent") == "replicated":
+        fields.append("o.absent_replicated = true;")
+    depends = raw.get("depends")
+    if depends:  # per output, a bit per input argument it is computed from
+        masks = []
+        for o in spec.outputs:
+            names = depends.get(o.name)
+            masks.append("~0u" if names is None else " | ".join(f"(1u << {spec.input_index(t)})" for t in names) or "0u")
+        fields.append(f"o.depends = {{{', '.join(masks)}}};")
     return fields
 
 
@@ -272,7 +283,7 @@ def op_context(spec: OpSpec) -> dict:
     ins = [tensor_param(t) for t in spec.inputs]
     outs = [tensor_param(t, reverse_output=True) for t in spec.outputs]
     attrs = [attr_param(a) for a in spec.attrs]
-    fwd_params = ins + attrs
+    fwd_params = ins + (outs if spec.raw.get("forward_outputs") else []) + attrs
     rev_params = ins + outs + attrs
     ctx = {
         "op": spec.op, "file": spec.file, "kind": spec.kind, "camel": camel(spec.op),
@@ -281,6 +292,7 @@ def op_context(spec: OpSpec) -> dict:
         "second": spec.second if isinstance(spec.second, str) else "grad",
         "grad_op": spec.second[1] if isinstance(spec.second, tuple) else "",
         "grad_of": spec.grad_of, "handwritten": spec.kind == "cpp",
+        "forward_outputs": bool(spec.raw.get("forward_outputs")),
     }
     if spec.kind == "einsum":
         ctx["notation"] = spec.raw["einsum"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1)")
+_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|\*)")
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Notation:
 
 
 def _pattern(text: str, where: str) -> list[str]:
-    """Items of one tensor's pattern: '...', 'a', 'a?', 'A', '(A)' or '1'."""
+    """Items of one tensor's pattern: '...', 'a', 'a?', 'A', '(A)', '1' or '*'."""
     items, pos, text = [], 0, text.strip()
     while pos < len(text):
         m = _ITEM.match(text, pos)
@@ -53,9 +53,11 @@ def check(spec) -> Notation:
     n = Notation(text, ins, outs)
     sized = set((spec.raw.get("groups") or {}).keys())
     for p in ins + outs:
-        variable = [it for it in p if it == "..." or (it.isupper() and it not in sized)]
+        variable = [it for it in p if it in ("...", "*") or (it.isupper() and it not in sized)]
         if len(variable) > 1:
             raise _err(where, f"a pattern may have one dim group of unknown length, got {variable}")
+    if any("*" in p for p in outs) and not spec.raw.get("forward_outputs"):
+        raise _err(where, "an output pattern with '*' needs 'forward_outputs: true' (its rank comes from the given output)")
     in_letters = n.letters(ins)
     new = set(spec.raw.get("new_dims") or [])
     for p in outs:
@@ -154,6 +156,11 @@ def _check_edits(spec, n: Notation) -> None:
         _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
     for t in raw.get("sources") or []:
         _input(spec, t, "sources")
+    for o, ts in (raw.get("depends") or {}).items():
+        if not any(x.name == o for x in spec.outputs):
+            raise _err(spec.where, f"'depends' names '{o}', which is not an output")
+        for t in ts:
+            _input(spec, t, "depends")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")

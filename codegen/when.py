@@ -11,7 +11,8 @@ Every entry whose condition holds applies, in order, a later one overriding an e
 by key; `reduce` merges sub-key by sub-key (x, keep_dim, partial), any other key is replaced
 whole. `einsum` may be overridden too (the generator then builds one static rule per notation).
 Conditions: `NAME` / `not NAME` (a bool attribute), `NAME absent` / `NAME present` (an optional
-input), `NAME == V`, `NAME != V`, `NAME in [V, ...]` (V a number, `inf` or `-inf`).
+input), `NAME == V`, `NAME != V`, `NAME in [V, ...]` (V a number, `inf` or `-inf`; for a string
+attribute, a word such as `NHWC`).
 The generated C++ branches once per call on plain attribute values: no per-call allocation.
 """
 from __future__ import annotations
@@ -31,6 +32,12 @@ def _err(spec, msg: str):
 
 def _literal(text: str, type_: str, spec) -> str:
     t = text.strip()
+    if type_ in ("str", "dtype"):  # a bare word or a quoted string: data_format == NHWC
+        if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+            t = t[1:-1]
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]+", t):
+            raise _err(spec, f"'{t}' is not a word to compare a {type_} attribute with")
+        return f'"{t}"'
     if t in ("inf", "-inf"):
         if type_ != "float":
             raise _err(spec, f"'{t}' compares with a {type_} attribute")
@@ -64,8 +71,8 @@ def condition(spec, cond) -> str:
         return f"{'!' if neg else ''}{name}"
     if neg:
         raise _err(spec, f"'{cond}': 'not' goes with a bool attribute only")
-    if a.type not in ("int", "int64", "float"):
-        raise _err(spec, f"'{cond}': '{name}' is a {a.type}, not a number")
+    if a.type not in ("int", "int64", "float", "str", "dtype"):
+        raise _err(spec, f"'{cond}': '{name}' is a {a.type}, not a number or a string")
     if op == "in":
         items = rhs.strip()
         if not (items.startswith("[") and items.endswith("]")):

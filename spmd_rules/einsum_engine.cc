@@ -25,6 +25,9 @@ EinsumRule::EinsumRule(std::string op_name, const std::string& text, std::vector
       options(opts) {
   if (notation.inputs.size() != input_names.size() || notation.outputs.size() != output_names.size())
     throw ValueError(op + ": notation \"" + text + "\" does not match the number of inputs/outputs");
+  for (const Pattern& p : notation.inputs)
+    for (const NotationItem& it : p)
+      if (it.kind == NotationItem::kLetter) input_letters |= 1u << (it.name - 'a');
 }
 
 EinsumCall::EinsumCall(const EinsumRule& rule) : rule_(rule) {
@@ -251,6 +254,7 @@ void EinsumCall::resolve_inputs() {
       if (it.kind == NotationItem::kLetter) (it.optional ? optional : fixed)++;
       else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) fixed++;
       else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) fixed += static_cast<int>(group_len(it.name));
+      else if (it.kind == NotationItem::kRest) variable = '*';
       else variable = it.kind == NotationItem::kEllipsis ? '.' : it.name;
     }
     const int64_t rank = static_cast<int64_t>(in_[k].t->rank());
@@ -261,6 +265,7 @@ void EinsumCall::resolve_inputs() {
       opt_present[k] = rank >= fixed + optional;
       var_len[k] = rank - fixed - (opt_present[k] ? optional : 0);
       if (variable == '.') ellipsis_len_ = std::max(ellipsis_len_, var_len[k]);
+      else if (variable == '*') {}  // this tensor's own dims, never split
       else if (group_len(variable) < 0) groups_.push_back({variable, var_len[k], -1});
       else if (group_len(variable) != var_len[k])
         throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) +
@@ -311,6 +316,9 @@ void EinsumCall::resolve_inputs() {
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
+          break;
+        case NotationItem::kRest:
+          for (int64_t e = 0; e < var_len[k]; ++e) s.push_back(slot);
           break;
       }
     }
@@ -401,7 +409,8 @@ void EinsumCall::check_sizes(bool is_input, int k) {
   const DistMetaTensor* t = (is_input ? in_ : out_)[k].t;
   Slots& s = (is_input ? in_slots_ : out_slots_)[k];
   if (!t) return;
-  if (!is_input && t->rank() == 0 && t->attr.rank() == 0 && !s.empty()) {
+  // (An element of a list output is always a tensor: a list has no holes.)
+  if (!is_input && t->rank() == 0 && t->attr.rank() == 0 && !s.empty() && out_[k].list_pos < 0) {
     out_[k].t = nullptr;  // Paddle's empty spec for an output it does not give: absent
     return;
   }
@@ -526,14 +535,19 @@ void EinsumCall::resolve_outputs() {
   for (std::size_t k = 0; k < out_.size(); ++k) {
     if (out_overridden_[k]) continue;
     Slots& s = out_slots_[k];
+    int rest_at = -1;  // where a '*' item goes: as many whole dims as the given output has left
     for (const NotationItem& it : pats[out_[k].pattern]) {
       Slot slot;
       switch (it.kind) {
+        case NotationItem::kRest:
+          rest_at = static_cast<int>(s.size());
+          break;
         case NotationItem::kLetter: {
           int8_t id = letter_factor_[it.name - 'a'];
           if (id < 0) {
             if (it.optional) continue;  // absent from every input: absent here too
             id = static_cast<int8_t>(factor_of(it.name));  // a new dim: born whole on every rank
+            factors_[id].born = !((rule_.input_letters >> (it.name - 'a')) & 1u);
           }
           slot.n = 1;
           slot.f[0] = static_cast<uint8_t>(id);
@@ -563,6 +577,10 @@ void EinsumCall::resolve_outputs() {
           s.push_back(slot);
           break;
       }
+    }
+    if (rest_at >= 0 && out_[k].t && out_[k].t->rank() > s.size()) {
+      const std::size_t n = out_[k].t->rank() - s.size();
+      for (std::size_t e = 0; e < n; ++e) s.insert(static_cast<std::size_t>(rest_at), Slot());
     }
   }
   for (const Slots& s : out_slots_)
@@ -611,6 +629,9 @@ void EinsumCall::collect(bool from_outputs) {
       if (factors_[f].seen < 0) factors_[f].seen = seen++;
       // A dim forced whole claims nothing (unless the rule merges first and replicates after).
       if (factors_[f].need_replication && !(from_outputs && rule_.options.reverse_replicated_claim)) continue;
+      // A dim the op creates (an output letter in no input pattern) is born whole: in reverse, a
+      // given output's split of it is one no input layout produces, so it proposes nothing.
+      if (factors_[f].born) continue;
       if (!t->attr.dim(d).empty())
         proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
@@ -637,11 +658,55 @@ void EinsumCall::merge_legacy() {
     f.mesh.push_back(view_1d(p.mesh));
     claim_order.push_back(static_cast<int8_t>(p.factor));
   }
+  if (narrow_conflicts_) {
+    // Only factors that meet in some tensor compete for a mesh dim (see build_meets).
+    uint64_t kept[kMaxMeshDims] = {};
+    for (int8_t k : claim_order) {
+      Factor& f = factors_[k];
+      if (kept[f.mesh[0]] & meets_[k]) f.mesh.clear();
+      else kept[f.mesh[0]] |= uint64_t{1} << k;
+    }
+    return;
+  }
   uint32_t used = 0;
   for (int8_t k : claim_order) {
     Factor& f = factors_[k];
     if (used & (1u << f.mesh[0])) f.mesh.clear();
     else used |= 1u << f.mesh[0];
+  }
+}
+
+// With `depends`, two factors compete for a mesh dim only if some tensor holds both: an input,
+// or an output together with the factors it sums over (a split contracted factor makes the
+// output partial on that mesh dim, which its own splits cannot use). Without `depends` every
+// output sums over every input, and every pair competes.
+void EinsumCall::build_meets() {
+  const auto& depends = rule_.options.depends;
+  narrow_conflicts_ = !depends.empty();
+  if (!narrow_conflicts_) return;
+  std::memset(meets_, 0, sizeof(meets_));
+  uint64_t in_mask[kMaxTensors] = {};
+  auto add = [&](uint64_t m) {
+    for (std::size_t f = 0; f < factors_.size(); ++f)
+      if (m >> f & 1u) meets_[f] |= m;
+  };
+  auto mask_of = [](const Slots& slots) {
+    uint64_t m = 0;
+    for (const Slot& slot : slots)
+      for (int f = 0; f < slot.n; ++f) m |= uint64_t{1} << slot.f[f];
+    return m;
+  };
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    if (!in_[k].t) continue;
+    in_mask[k] = mask_of(in_slots_[k]);
+    add(in_mask[k]);
+  }
+  for (std::size_t k = 0; k < out_.size(); ++k) {
+    const uint32_t from = out_[k].pattern < depends.size() ? depends[out_[k].pattern] : ~0u;
+    uint64_t m = mask_of(out_slots_[k]);
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      if (from >> in_[i].pattern & 1u) m |= in_mask[i];
+    add(m);
   }
 }
 
@@ -668,6 +733,34 @@ void EinsumCall::merge_coshard() {
     if (rule_.options.divisible) pop_until_divisible(f);
   }
   // A mesh dim wanted by several factors goes to the largest; on a tie, the first seen.
+  if (narrow_conflicts_) {
+    // Only factors that meet in some tensor compete: in that order, each keeps the mesh dim
+    // unless a factor it meets kept it already.
+    for (int m = 0; m < mesh_->ndim(); ++m) {
+      SmallVec<int8_t, kMaxFactors> want;
+      for (std::size_t k = 0; k < factors_.size(); ++k)
+        if (factors_[k].mesh.contains(static_cast<int8_t>(m))) want.push_back(static_cast<int8_t>(k));
+      std::stable_sort(want.begin(), want.end(), [&](int8_t a, int8_t b) {
+        const Factor& x = factors_[a];
+        const Factor& y = factors_[b];
+        return x.size != y.size ? x.size > y.size : x.seen < y.seen;
+      });
+      uint64_t kept = 0;
+      for (int8_t k : want) {
+        if (!(kept & meets_[k])) {
+          kept |= uint64_t{1} << k;
+          continue;
+        }
+        MeshDims& md = factors_[k].mesh;
+        for (std::size_t j = 0; j < md.size(); ++j)
+          if (md[j] == m) {
+            md.erase(j);
+            break;
+          }
+      }
+    }
+    return;
+  }
   for (int m = 0; m < mesh_->ndim(); ++m) {
     int win = -1;
     for (std::size_t k = 0; k < factors_.size(); ++k) {
@@ -877,6 +970,7 @@ void EinsumCall::merge(bool from_outputs) {
     return;
   }
   collect(from_outputs);
+  build_meets();
   Merge policy = rule_.options.merge;
   if (policy == Merge::kMatmul && from_outputs) policy = Merge::kCoShard;  // reverse: one source
   switch (policy) {
@@ -966,7 +1060,22 @@ SpmdInfo EinsumCall::build(bool forward) {
   const bool align = rule_.options.merge == Merge::kAlign;
   const uint64_t keepers = forward ? partial_keepers() : 0;
   auto input_attr = [&](int k) {
-    if (!in_[k].t) return TensorDistAttr();
+    if (!in_[k].t) {
+      if (!rule_.options.absent_replicated) return TensorDistAttr();
+      // As Paddle's roi_align: an absent optional input comes back replicated, with the rank
+      // its pattern gives when that is fixed.
+      std::size_t rank = 0;
+      for (const NotationItem& it : rule_.notation.inputs[in_[k].pattern]) {
+        if (it.kind == NotationItem::kEllipsis || it.kind == NotationItem::kRest ||
+            (it.kind == NotationItem::kGroup && group_len(it.name) < 0)) {
+          rank = 0;
+          break;
+        }
+        rank += it.kind == NotationItem::kGroup ? static_cast<std::size_t>(group_len(it.name))
+                                                : (it.kind == NotationItem::kLetter && it.optional) ? 0 : 1;
+      }
+      return TensorDistAttr(mesh_, rank);
+    }
     TensorDistAttr a = layout(in_slots_[k], in_[k].t);
     if (align)
       for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
@@ -989,6 +1098,10 @@ SpmdInfo EinsumCall::build(bool forward) {
       info.inputs.emplace_back(r.count ? input_attr(r.first) : TensorDistAttr());
       continue;
     }
+    if (rule_.options.flat_list_inputs) {
+      for (int k = r.first; k < r.first + r.count; ++k) info.inputs.emplace_back(input_attr(k));
+      continue;
+    }
     std::vector<TensorDistAttr> list;
     for (int k = r.first; k < r.first + r.count; ++k) list.push_back(input_attr(k));
     info.inputs.emplace_back(std::move(list));
@@ -1004,10 +1117,38 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
+  const auto& depends = rule_.options.depends;
+  const bool per_output = forward && !depends.empty();
+  uint32_t factor_args[kMaxFactors] = {};  // per factor, a bit per input argument that has it
+  if (per_output)
+    for (std::size_t k = 0; k < in_.size(); ++k)
+      for (const Slot& slot : in_slots_[k])
+        for (int f = 0; f < slot.n; ++f) factor_args[slot.f[f]] |= 1u << in_[k].pattern;
   auto output_attr = [&](int k) {
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
+    uint8_t mask = partial_mask;
+    ReduceType types[kMaxMeshDims] = {};
+    const ReduceType* type = partial_type;
+    if (per_output) {
+      // This output sums over the split factors of the inputs it is computed from that it lacks.
+      const uint32_t from = out_[k].pattern < depends.size() ? depends[out_[k].pattern] : ~0u;
+      uint64_t here = 0;
+      for (const Slot& slot : out_slots_[k])
+        for (int f = 0; f < slot.n; ++f) here |= uint64_t{1} << slot.f[f];
+      mask = 0;
+      for (std::size_t f = 0; f < factors_.size(); ++f) {
+        if ((here >> f & 1u) || static_cast<int>(f) == one_factor_ || factors_[f].mesh.empty() ||
+            !(factor_args[f] & from))
+          continue;
+        for (int8_t m : factors_[f].mesh) {
+          mask |= static_cast<uint8_t>(1u << m);
+          types[m] = factors_[f].has_reduce ? factors_[f].reduce : rule_.options.partial;
+        }
+      }
+      type = types;
+    }
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
-      if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
+      if (mask & (1u << m)) a.set_partial(m, type[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
       else if (align && ((align_partial_mask_ >> m) & 1u)) a.set_partial(m, align_partial_type_[m]);
     }
@@ -1036,6 +1177,8 @@ SpmdInfo EinsumCall::forward() {
   for (std::size_t k = 0; k < in_.size(); ++k) check_sizes(true, static_cast<int>(k));
   prepare_outputs();
   resolve_outputs();
+  for (std::size_t k = 0; k < out_.size(); ++k)  // outputs given to a forward call (generic rules)
+    if (out_[k].t) check_sizes(false, static_cast<int>(k));
   merge(false);
   return build(true);
 }

@@ -55,9 +55,16 @@ struct EinsumOptions {
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
-  bool flat_list_outputs = false;         // a list output is returned as one entry per tensor (split)
+  bool flat_list_outputs = false;         // a list output comes back one entry per tensor, not as one
+  bool flat_list_inputs = false;          // nested list (Paddle's split; its generic rules: both)
   uint8_t source_count = 0;               // > 0: the source inputs in this order (4 bits each in
   uint32_t source_order = 0;              // source_order, first in the low bits), for first-wins merges
+  bool absent_replicated = false;         // an absent optional input comes back replicated (with its
+                                          // pattern's rank), not as an empty layout (Paddle's roi_align)
+  // Forward, when not empty: per output argument, a bit per input argument it is computed from.
+  // Each output is then partial over the split factors of those inputs that it lacks (a grad:
+  // x_grad sums over what only y_grad keeps), not only over factors that are in no output.
+  std::vector<uint32_t> depends;
 };
 
 struct EinsumRule {
@@ -70,6 +77,7 @@ struct EinsumRule {
   std::vector<std::string> output_names;
   Notation notation;
   EinsumOptions options;
+  uint32_t input_letters = 0;  // a bit per letter a-z that some input pattern names
 };
 
 // One tensor dim of the resolved notation.
@@ -136,6 +144,7 @@ class EinsumCall {
     bool any_size = false;  // whole_axes/whole_values: its size may differ between tensors
     bool batch = false;   // an ellipsis dim
     char letter = 0;      // its notation letter, if any
+    bool born = false;    // an output letter in no input pattern: a dim the op creates
     int8_t seen = -1;     // rank of its first appearance in a source tensor
   };
   struct Proposal {
@@ -191,6 +200,7 @@ class EinsumCall {
   void merge(bool from_outputs);
   void collect(bool from_outputs);
   void merge_legacy();
+  void build_meets();
   void merge_coshard();
   void merge_matmul();
   void merge_align(bool from_outputs);
@@ -217,11 +227,13 @@ class EinsumCall {
   SmallVec<Group, 8> groups_;
   int64_t ellipsis_len_ = 0;
   int8_t ellipsis_first_ = -1;
-  SmallVec<Edit, 8> edits_;
+  SmallVec<Edit, 16> edits_;  // conv3d_grad forces 12 letters whole
   SmallVec<Proposal, 2 * kMaxTensors> proposals_;
   int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
   uint8_t align_partial_mask_ = 0;  // Merge::kAlign: partial mesh dims every source agrees on
   ReduceType align_partial_type_[kMaxMeshDims] = {};
+  bool narrow_conflicts_ = false;  // `depends`: only factors that meet in a tensor compete
+  uint64_t meets_[kMaxFactors];    // per factor, the factors it meets (set by build_meets)
   MeshPtr mesh_;
 };
 

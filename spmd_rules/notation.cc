@@ -23,6 +23,8 @@ static Pattern parse_pattern(const std::string& op, const std::string& text, std
       i += 2;
     } else if (c == '1') {
       p.push_back({NotationItem::kOne, 0, false});
+    } else if (c == '*') {
+      p.push_back({NotationItem::kRest, 0, false});
     } else {
       throw ValueError(op + ": bad character '" + std::string(1, c) + "' in notation \"" + text + "\"");
     }

@@ -11,7 +11,7 @@
 namespace spmd {
 
 struct NotationItem {
-  enum Kind : uint8_t { kLetter, kEllipsis, kGroup, kFlatGroup, kOne };
+  enum Kind : uint8_t { kLetter, kEllipsis, kGroup, kFlatGroup, kOne, kRest };  // kRest: '*'
   Kind kind;
   char name;       // letter a-z, group A-Z; 0 for ellipsis and one
   bool optional;   // letter?

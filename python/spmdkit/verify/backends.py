@@ -31,7 +31,7 @@ class RuleCall:
     tensors: list                   # TensorArg | list[TensorArg] | None, positional
     attrs: list
     out_ndims: list[int] = field(default_factory=list)  # known to the simulator; for ReplicateBackend
-    n_inputs: int | None = None     # how many of `tensors` are inputs (the rest: a reverse rule's outputs)
+    n_inputs: int | None = None     # how many leading tensor arguments are the op's inputs
 
 
 class ApiBackend:
@@ -134,7 +134,7 @@ class PaddleBackend(ApiBackend):
         return found or {int(m): "sum" for m in attr._partial_dims()}
 
     def adapt(self, call: RuleCall) -> tuple[list, list]:
-        hazard = paddle_hazard(call.rule, call.function, call.attrs)
+        hazard = paddle_hazard(call.rule, call.function, call.attrs, call.tensors)
         if hazard:
             raise RuleRejected(f"not run: it crashes Paddle 3.3.1 ({hazard})")
         if call.rule == "reduce_base" and call.function != "forward":

@@ -46,8 +46,8 @@ class Case:
 
     def describe(self, spec: OpSpec) -> str:
         args = [f"{d.name}={fmt_arg(a)}" for d, a in zip(spec.inputs, self.inputs)]
-        if len(spec.outputs) == 1 and spec.outputs[0].endswith("[]"):  # a list output: all its tensors
-            args += [f"{spec.outputs[0][:-2]}={fmt_arg(list(self.outputs))}"] if self.outputs else []
+        if spec.list_output and self.outputs:
+            args.append(f"{spec.outputs[0][:-2]}={fmt_arg(list(self.outputs))}")
         else:
             args += [f"{n}={fmt_arg(a)}" for n, a in zip(spec.outputs, self.outputs)]
         args += [f"{a.name}={v!r}" for a, v in zip(spec.attrs, self.attrs)]

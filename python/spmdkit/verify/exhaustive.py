@@ -11,7 +11,7 @@ from itertools import product
 import numpy as np
 
 from .backends import RuleRejected
-from .cases import Case, fill_attrs
+from .cases import Case, TensorArg, fill_attrs
 from .outcome import Tally, case_tags, counterexample, fmt_result
 from .placement import Placement, block_count
 from .random_mode import check_call
@@ -63,7 +63,8 @@ def run_exhaustive(backend, spec: OpSpec, mesh_shape=(2, 2), draws: int = 2, see
             combos = [combos[i] for i in sorted(rng.choice(len(combos), max_combos, replace=False))]
         for combo in combos:
             given = _nest(sample.inputs, combo)
-            case = Case(spec.name, spec.name, "forward", tuple(mesh_shape), _with(sample.inputs, given), [], attrs)
+            outs = [TensorArg(s, Placement.replicated(len(s))) for s in ex.output_shapes] if spec.forward_outputs else []
+            case = Case(spec.name, spec.name, "forward", tuple(mesh_shape), _with(sample.inputs, given), outs, attrs)
             try:
                 ins, outs, verdict = check_call(backend, case, ex)
             except RuleRejected as e:

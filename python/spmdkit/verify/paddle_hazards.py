@@ -17,9 +17,33 @@ HAZARDS: dict[str, list[tuple[Callable[[str, list], bool], str]]] = {
 }
 
 
-def paddle_hazard(rule: str, function: str, attrs: list) -> str | None:
+def _has_0d(tensors) -> bool:
+    """Some tensor (list elements included) of the call is 0-D."""
+    for t in tensors or []:
+        for x in (t if isinstance(t, list) else [t]):
+            if x is not None and len(x.shape) == 0:
+                return True
+    return False
+
+
+_DIM0 = ("DefaultDataParallelInferSpmd[Reverse] reads and writes dims_mapping[0] of every tensor: "
+         "a 0-D input or output segfaults")
+
+# rule name -> [(predicate over (function, tensors), what Paddle does)], for hazards that depend on
+# the tensors (list arguments as lists) rather than on the attributes
+TENSOR_HAZARDS: dict[str, list[tuple[Callable[[str, list], bool], str]]] = {
+    "default_data_parallel": [(lambda fn, tensors: _has_0d(tensors), _DIM0)],
+    "default_": [(lambda fn, tensors: _has_0d(tensors), _DIM0)],
+}
+
+
+def paddle_hazard(rule: str, function: str, attrs: list, tensors: list | None = None) -> str | None:
     """Why Paddle 3.3.1 must not be handed this call, or None if it is safe as far as we know."""
     for pred, why in HAZARDS.get(rule, []):
         if pred(function, attrs):
             return why
+    if tensors is not None:
+        for pred, why in TENSOR_HAZARDS.get(rule, []):
+            if pred(function, tensors):
+                return why
     return None

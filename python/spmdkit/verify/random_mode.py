@@ -29,24 +29,30 @@ def draw_case(spec: OpSpec, function: str, specs, rng, mesh, opts: Options):
     sample = SAMPLERS[kspec.sampler](rng, mesh, opts)
     attrs = fill_attrs(kspec, sample.attrs, rng)
     ex = Execution(kspec, mesh, sample.inputs, attrs, rng)
-    outputs = [tensor(rng, s, mesh, opts) for s in ex.output_shapes] if function == "reverse" else []
+    given = function == "reverse" or (function == "forward" and kspec.forward_outputs)
+    outputs = [tensor(rng, s, mesh, opts) for s in ex.output_shapes] if given else []
     return Case(kspec.name, spec.name, function, tuple(mesh), sample.inputs, outputs, attrs), ex
-
-
-def output_args(spec: OpSpec, outputs: list) -> list:
-    """The reverse rule's output arguments: one list for an op whose only output is a list
-    ("out[]": split's outputs), else one tensor each."""
-    if outputs and len(spec.outputs) == 1 and spec.outputs[0].endswith("[]"):
-        return [list(outputs)]
-    return list(outputs)
 
 
 def check_call(backend, case: Case, ex: Execution):
     """(ins, outs, Verdict) for the backend's answer to `case`; raises RuleRejected."""
-    call = RuleCall(case.rule, case.function, case.mesh_shape, case.inputs + output_args(ex.spec, case.outputs),
+    outputs = [case.outputs] if ex.spec.list_output and case.outputs else case.outputs
+    call = RuleCall(case.rule, case.function, case.mesh_shape, case.inputs + outputs,
                     case.attrs, [len(s) for s in ex.output_shapes], n_inputs=len(case.inputs))
     ins, outs = backend.infer(call)
+    if ex.spec.flat_results:
+        ins = _nest_flat(case.inputs, ins)
     return ins, outs, verify_placements(ex, ins, outs)
+
+
+def _nest_flat(inputs: list, placements: list) -> list:
+    """Placements nested like `inputs` from a flat answer (one per present tensor), as the
+    generic rules give them; an answer already nested is returned as it is."""
+    from .cases import flat_tensors
+    if len(placements) != len(flat_tensors(inputs)) or any(isinstance(p, list) for p in placements):
+        return placements
+    it = iter(placements)
+    return [[next(it) for _ in a] if isinstance(a, list) else (None if a is None else next(it)) for a in inputs]
 
 
 def run_random(backend, spec: OpSpec, specs: dict[str, OpSpec], cases: int = 100, seed: int = 0,

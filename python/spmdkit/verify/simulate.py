@@ -95,13 +95,6 @@ class Execution:
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(np.asarray(o) for o in outs)
 
-    def output_name(self, k: int) -> str:
-        """Output k's name; the tensors of a list output ("out[]") are out[0], out[1], ..."""
-        outs = self.spec.outputs
-        if len(outs) == 1 and outs[0].endswith("[]"):
-            return f"{outs[0][:-2]}[{k}]"
-        return outs[k] if k < len(outs) else f"output {k}"
-
     @property
     def output_shapes(self) -> list[tuple[int, ...]]:
         return [o.shape for o in self.dense]
@@ -133,7 +126,7 @@ class Execution:
 
     def check_output(self, k: int, results: dict, p: Placement) -> str | None:
         """Why output k's local values are not its shards under `p`, or None."""
-        dense, name = self.dense[k], self.output_name(k)
+        dense, name = self.dense[k], self.spec.output_name(k)
         for c, outs in results.items():
             want = local_shape(dense.shape, p, self.mesh_shape, c)
             if outs[k].shape != want:
@@ -184,7 +177,7 @@ def structural_problem(ex: Execution, in_p: dict, out_p: list[Placement]) -> str
     for k, (p, o) in enumerate(zip(out_p, ex.dense)):
         why = problem(p, o.ndim, ex.mesh_shape)
         if why:
-            return f"output {ex.output_name(k)}: {why}"
+            return f"output {ex.spec.output_name(k)}: {why}"
     return None
 
 

@@ -65,6 +65,19 @@ class OpSpec:
     local_attrs: dict[str, str] = field(default_factory=dict)
     source: str = ""
     draws: int = 1                 # independent random inputs a claim must hold on
+    forward_outputs: bool = False  # the forward function takes the outputs too (generic rules)
+    flat_results: bool = False     # list arguments come back one entry per tensor
+
+    @property
+    def list_output(self) -> bool:
+        """One output argument that is a list: every output tensor is an element of it."""
+        return len(self.outputs) == 1 and self.outputs[0].endswith("[]")
+
+    def output_name(self, k: int) -> str:
+        """The name of the k-th output tensor (an element of a list output is `name[k]`)."""
+        if self.list_output:
+            return f"{self.outputs[0][:-2]}[{k}]"
+        return self.outputs[k] if k < len(self.outputs) else f"output {k}"
 
     @property
     def input_names(self) -> list[str]:
@@ -87,7 +100,8 @@ def _parse(entry: dict, source: str) -> OpSpec:
         second="grad" if grad_op else str(second), grad_op=grad_op,
         kernel=verify.get("kernel"), sampler=verify.get("sampler"),
         local_attrs=dict(verify.get("local_attrs") or {}), source=source,
-        draws=int(verify.get("draws", 1)))
+        draws=int(verify.get("draws", 1)), forward_outputs=bool(entry.get("forward_outputs")),
+        flat_results=entry.get("results") == "flat")
 
 
 @lru_cache(maxsize=None)

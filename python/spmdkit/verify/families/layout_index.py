@@ -1,4 +1,4 @@
-"""Samplers and kernels of the layout / slicing / indexing / convolution ops (layout_index family)."""
+"""Samplers and kernels of the layout / slicing / indexing ops (layout_index family)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,16 +27,6 @@ def take_along_axis_grad(x, index, out_grad, axis):
     idx[axis] = np.asarray(index, dtype=np.int64)
     np.add.at(g, tuple(idx), out_grad)
     return g
-
-
-@kernel
-def conv2d_valid(x, w):
-    """NCHW convolution, stride 1, no padding, no dilation (the rule's attributes-free view)."""
-    kh, kw = w.shape[2], w.shape[3]
-    if x.shape[2] < kh or x.shape[3] < kw:
-        raise ValueError("the image is smaller than the filter")
-    win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))  # n c p q i j
-    return np.einsum("ncpqij,ocij->nopq", win, w)
 
 
 # ---- samplers -------------------------------------------------------------------------------
@@ -103,14 +93,6 @@ def take_along_axis_grad(rng, mesh, opts):
     s = take_along_axis(rng, mesh, opts)
     x, index = s.inputs
     return Sample([x, index, tensor(rng, index.shape, mesh, opts)], s.attrs)
-
-
-@sampler
-def conv2d(rng, mesh, opts):
-    n, c, o = (random_dim(rng, mesh) for _ in range(3))
-    h, w = int(rng.integers(3, 9)), int(rng.integers(3, 9))
-    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    return Sample([tensor(rng, (n, c, h, w), mesh, opts), tensor(rng, (o, c, kh, kw), mesh, opts)])
 
 
 __all__ = ["TensorArg"]
