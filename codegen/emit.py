@@ -1,6 +1,7 @@
 """Turn checked specs into C++: one source file per spec file, one header, one registration."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
@@ -21,6 +22,7 @@ ARG_FIELD = {
     "str": "a[{i}].s", "dtype": "a[{i}].s", "int[]": "a[{i}].ints", "int64[]": "a[{i}].ints",
     "float[]": "a[{i}].floats", "bool[]": "a[{i}].ints",
 }
+GROUP_FROM_DIM = re.compile(r"([a-z_][a-z0-9_]*)\.shape\[(-?\d+)\]")
 REDUCE = {"sum": "kSum", "max": "kMax", "min": "kMin", "prod": "kProd", "avg": "kAvg", "any": "kAny", "all": "kAll"}
 
 
@@ -72,6 +74,11 @@ def einsum_setup(spec: OpSpec) -> list[str]:
     """The EinsumCall edits an op's attributes ask for, one C++ statement each."""
     raw, lines = spec.raw, []
     for g, attr in (raw.get("groups") or {}).items():
+        dim = GROUP_FROM_DIM.fullmatch(attr)
+        if dim:  # the length is one dim of a tensor: "index.shape[-1]"
+            t, d = dim.group(1), int(dim.group(2))
+            lines.append(f'call.group_length(\'{g}\', group_length_from_dim(rule.op, "{t}", {t}, {d}));')
+            continue
         owner = next(t for t, p in zip(spec.inputs, spec.notation.inputs) if g in p)
         lines.append(f'call.group_length(\'{g}\', group_length_from_attr(rule.op, "{attr}", {attr}, {owner.name}));')
     for t, attr in (raw.get("transpose") or {}).items():
@@ -102,6 +109,8 @@ def einsum_setup(spec: OpSpec) -> list[str]:
         lines.append(f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");')
     for t, attr in (raw.get("permute") or {}).items():
         lines.append(f'call.permute({spec.input_index(t)}, {attr}, "{attr}");')
+    for letter, trigger in (raw.get("unsplit_if_split") or {}).items():
+        lines.append(f"call.unsplit_if_split('{letter}', '{trigger}');")
     return lines
 
 
@@ -121,10 +130,16 @@ def einsum_options(spec: OpSpec) -> str:
     ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
     sources = raw.get("sources")
     mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
-    return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
+    opts = (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
             f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
             + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+    more = (raw.get("conflict") == "first", raw.get("mismatch") == "replicate", bool(raw.get("partial_per_output")))
+    if any(more):
+        b = ["true" if v else "false" for v in more]
+        opts = (f"einsum_more({opts}, /*conflict_first=*/{b[0]}, /*mismatch_replicated=*/{b[1]}, "
+                f"/*per_output_partial=*/{b[2]})")
+    return opts
 
 
 def op_context(spec: OpSpec) -> dict:

@@ -44,6 +44,13 @@ struct EinsumOptions {
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
+  bool conflict_first = false;            // co-shard merge: a mesh dim wanted by several factors stays
+                                          // with the first seen, not the largest (Paddle's index_select)
+  bool mismatch_replicated = false;       // a factor whose sizes differ between tensors is never split;
+                                          // its splits claim mesh dims as one anonymous factor (Paddle's
+                                          // '1' axes, put_along_axis) instead of raising
+  bool per_output_partial = false;        // each output is partial over the split factors it lacks, not
+                                          // only over those in no output (grads with several outputs)
 };
 
 struct EinsumRule {
@@ -92,6 +99,9 @@ class EinsumCall {
   // The output is `input` with a new, never split dim at `axis` (stack).
   EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
   EinsumCall& permute(int input, const std::vector<int64_t>& perm, const char* attr);
+  // After the merge: when factor `trigger` ends up split, factor `letter` is made whole (Paddle's
+  // moe_combine never splits the hidden dim together with k).
+  EinsumCall& unsplit_if_split(char letter, char trigger);
 
   SpmdInfo forward();
   SpmdInfo reverse();
@@ -107,6 +117,7 @@ class EinsumCall {
     bool batch = false;   // an ellipsis dim
     char letter = 0;      // its notation letter, if any
     int8_t seen = -1;     // rank of its first appearance in a source tensor
+    bool mismatch = false;  // its tensors disagree on its size (EinsumOptions::mismatch_replicated)
   };
   struct Proposal {
     uint8_t factor;
@@ -114,7 +125,7 @@ class EinsumCall {
     MeshDims mesh;
   };
   struct Edit {
-    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert } kind;
+    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kUnsplitIf } kind;
     int arg;
     const std::vector<int64_t>* axes;
     int64_t axis;
