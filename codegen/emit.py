@@ -111,6 +111,8 @@ def einsum_setup(spec: OpSpec) -> list[str]:
         lines.append(f'call.permute({spec.input_index(t)}, {attr}, "{attr}");')
     for letter, trigger in (raw.get("unsplit_if_split") or {}).items():
         lines.append(f"call.unsplit_if_split('{letter}', '{trigger}');")
+    for letter in raw.get("replicate_after_merge") or []:  # claims mesh dims, then is made whole
+        lines.append(f"call.unsplit_if_split('{letter}', '{letter}');")
     return lines
 
 

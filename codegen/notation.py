@@ -130,10 +130,11 @@ def _check_edits(spec, n: Notation) -> None:
     if raw.get("conflict") and raw.get("merge", "coshard") != "coshard":
         raise _err(spec.where, "'conflict' applies to the co-shard merge only")
     known_letters = n.letters(n.inputs)
-    for letter, trigger in (raw.get("unsplit_if_split") or {}).items():
+    pairs = list((raw.get("unsplit_if_split") or {}).items()) + [(x, x) for x in raw.get("replicate_after_merge") or []]
+    for letter, trigger in pairs:
         for x in (letter, trigger):
             if x not in known_letters:
-                raise _err(spec.where, f"'unsplit_if_split' names '{x}', which is in no input pattern")
+                raise _err(spec.where, f"'unsplit_if_split' / 'replicate_after_merge' names '{x}', which is in no input pattern")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")

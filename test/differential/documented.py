@@ -41,7 +41,6 @@ DOCUMENTED = {
         (lambda case, paddle: case.function == "reverse" and "multi-mesh-split" in case_tags(case),
          "Paddle's 1-D reverse rules read a dim split over several mesh dims as one but echo the output unchanged"),
     ],
-    "embedding": [(lambda case, paddle: True, "Paddle rejects ids and table split over one mesh dim; spmdkit resolves it")],
     "elementwise_binary": [(lambda case, paddle: True, "Paddle rejects a broadcast dim split over two mesh dims; spmdkit resolves it")],
     "max": [(lambda case, paddle: True, "Paddle marks max reductions partial SUM; the reduce type is max")],
     "min": [(lambda case, paddle: True, "Paddle marks min reductions partial SUM; the reduce type is min")],

@@ -29,12 +29,17 @@ def _shorter(rng, n, p=0.25):
 
 
 # ---- kernels --------------------------------------------------------------------------------
-@kernel
-def gather_nd(x, index):
-    """out[i...] = x[index[i..., 0], ..., index[i..., k-1], ...] (k = index.shape[-1])."""
+def _coords(index, shape):
+    """The index's coordinates, each taken modulo x's global size in its dim (so that one random
+    index tensor addresses every row of dims of different sizes)."""
     index = _ids(index)
-    k = index.shape[-1]
-    return x[tuple(index[..., j] for j in range(k))]
+    return tuple(index[..., j] % shape[j] for j in range(index.shape[-1]))
+
+
+@kernel
+def gather_nd(x, index, x_shape=None):
+    """out[i...] = x[index[i..., 0], ..., index[i..., k-1], ...] (k = index.shape[-1])."""
+    return x[_coords(index, x_shape or x.shape)]
 
 
 @kernel
@@ -52,10 +57,9 @@ def scatter(x, index, updates, overwrite=True):
 
 
 @kernel
-def scatter_nd_add(x, index, updates):
+def scatter_nd_add(x, index, updates, x_shape=None):
     out = np.array(x, dtype=np.result_type(x, updates, np.float64))
-    index = _ids(index)
-    np.add.at(out, tuple(index[..., j] for j in range(index.shape[-1])), updates)
+    np.add.at(out, _coords(index, x_shape or x.shape), updates)
     return out
 
 
@@ -230,29 +234,38 @@ def moe_gate_dispatch(x, gate_logits, corr_bias, k, capacity, use_pad=True):
 
 
 # ---- samplers -------------------------------------------------------------------------------
+def _coordinates(rng, mesh, x):
+    """k, and x with its first k dims (the ones the index addresses) of size 2 at least, so that
+    coordinates vary and a split of those dims shows."""
+    k = int(rng.integers(1, len(x) + 1))
+    return k, tuple(max(2, n) if d < k else n for d, n in enumerate(x))
+
+
 @sampler
 def gather_nd(rng, mesh, opts):
-    x = random_shape(rng, _rank(rng, 1, 4), mesh)
-    k = int(rng.integers(1, len(x) + 1))
+    k, x = _coordinates(rng, mesh, random_shape(rng, _rank(rng, 1, 4), mesh))
     batch = random_shape(rng, int(rng.integers(0, 3)), mesh)
-    index = tensor(rng, batch + (k,), mesh, opts, int_high=max(1, min(x[:k])))
+    index = tensor(rng, batch + (k,), mesh, opts, int_high=max(x[:k]))
     return Sample([tensor(rng, x, mesh, opts), index])
 
 
 @sampler
 def scatter(rng, mesh, opts):
-    x = random_shape(rng, _rank(rng, 1, 3), mesh)
+    """x has more rows than there are updates, so some row is written by no update: a rule that
+    leaves the output partial over split updates then counts that row once per rank, and shows."""
     m = random_dim(rng, mesh)
+    x = random_shape(rng, _rank(rng, 1, 3), mesh)
+    if x[0] <= m:
+        x = (m + int(rng.integers(1, 4)),) + x[1:]
     return Sample([tensor(rng, x, mesh, opts), tensor(rng, (m,), mesh, opts, int_high=x[0]),
                    tensor(rng, (m,) + x[1:], mesh, opts)])
 
 
 @sampler
 def scatter_nd_add(rng, mesh, opts):
-    x = random_shape(rng, _rank(rng, 1, 3), mesh)
-    k = int(rng.integers(1, len(x) + 1))
+    k, x = _coordinates(rng, mesh, random_shape(rng, _rank(rng, 1, 3), mesh))
     batch = random_shape(rng, int(rng.integers(0, 3)), mesh)
-    index = tensor(rng, batch + (k,), mesh, opts, int_high=max(1, min(x[:k])))
+    index = tensor(rng, batch + (k,), mesh, opts, int_high=max(x[:k]))
     return Sample([tensor(rng, x, mesh, opts), index, tensor(rng, batch + x[k:], mesh, opts)])
 
 
@@ -313,10 +326,12 @@ def embedding_grad(rng, mesh, opts):
 
 def _c_embedding(rng, mesh, opts):
     rows, hidden = random_dim(rng, mesh), random_dim(rng, mesh)
-    start = int(rng.integers(0, 6))
+    start = int(rng.integers(0, 3))
     ids = _ids_shape(rng, mesh)
-    # ids below, inside and above this table's rows
-    x = tensor(rng, ids, mesh, opts, int_high=start + rows + int(rng.integers(0, 4)))
+    while np.prod(ids) < 4:  # a few ids at least, so that some of them hit the table
+        ids = _ids_shape(rng, mesh)
+    # ids below, inside and above this table's rows (mostly inside)
+    x = tensor(rng, ids, mesh, opts, int_high=start + rows + int(rng.integers(0, 3)))
     return tensor(rng, (rows, hidden), mesh, opts), x, start
 
 
@@ -333,7 +348,8 @@ def c_embedding_grad(rng, mesh, opts):
 
 
 def _moe_combine(rng, mesh, opts):
-    s, h, rows = random_dim(rng, mesh), random_dim(rng, mesh), random_dim(rng, mesh)
+    # several tokens: a rule that splits a 1-token dim can be right by leaving a rank empty
+    s, h, rows = max(2, random_dim(rng, mesh)), random_dim(rng, mesh), random_dim(rng, mesh)
     k = int(rng.choice([1, 2, 2, 3, 4]))
     return (tensor(rng, (rows, h), mesh, opts), tensor(rng, (s, k), mesh, opts),
             tensor(rng, (s, k), mesh, opts, int_high=rows))
