@@ -750,7 +750,7 @@ SpmdInfo EinsumCall::build(bool forward) {
       for (const Slot& slot : out_slots_[k])
         for (int f = 0; f < slot.n; ++f) mine |= uint64_t{1} << slot.f[f];
       for (std::size_t f = 0; f < factors_.size(); ++f) {
-        if ((mine >> f) & 1u) continue;
+        if (((mine >> f) & 1u) || static_cast<int>(f) == one_factor_) continue;  // the anonymous factor splits nothing
         for (int8_t m : factors_[f].mesh)
           if (!a.is_partial_on(m))
             a.set_partial(m, factors_[f].has_reduce ? factors_[f].reduce : rule_.options.partial);

@@ -258,3 +258,55 @@ def test_moe_gate_dispatch_only_the_hidden_dim_passes(mesh2d, spec):
     assert dm(ins) == [[-1, -1], [-1, -1], [-1]]
     with pytest.raises(ValueError, match=r"moe_gate_dispatch: input 'gate_logits': dim 0 has size 7, but the same factor has size 8"):
         rule.infer_forward(spec(mesh2d, [8, 6], [-1, -1]), spec(mesh2d, [7, 4], [-1, -1]), None, 1, 3, True)
+
+
+# ---- the spec keys this family added -----------------------------------------------------------
+GATHER_ND = """
+- op: my_gather_nd
+  inputs: [x, index]
+  outputs: [out]
+  groups: {G: "index.shape[-1]"}
+  einsum: "G B, I k -> I B"
+  replicate: [G, k]
+  merge: legacy
+"""
+
+
+@pytest.mark.parametrize("bad,message", [
+    (GATHER_ND.replace('"index.shape[-1]"', '"idx.shape[-1]"'), "takes G's length from 'idx', which is not a tensor input"),
+    (GATHER_ND + "  unsplit_if_split: {q: k}\n", "names 'q', which is in no input pattern"),
+    (GATHER_ND + "  replicate_after_merge: [z]\n", "names 'z', which is in no input pattern"),
+    (GATHER_ND + "  conflict: first\n", "'conflict' applies to the co-shard merge only"),
+    (GATHER_ND + "  mismatch: drop\n", "mismatch: 'drop' is not one of ['replicate']"),
+    (GATHER_ND.replace('"G B, I k -> I B"', '"G B, I J k -> I B"'), "a pattern may have one dim group of unknown length"),
+])
+def test_new_spec_keys_are_checked(tmp_path, bad, message):
+    import sys
+    import textwrap
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import SpecError, load_specs
+    d = tmp_path / "rules_yaml"
+    d.mkdir()
+    (d / "ops.yaml").write_text(textwrap.dedent(bad))
+    with pytest.raises(SpecError) as e:
+        load_specs(d)
+    assert str(e.value).startswith("rules_yaml/ops.yaml: entry 'my_gather_nd'") and message in str(e.value), str(e.value)
+
+
+def test_new_spec_keys_render(tmp_path):
+    import sys
+    import textwrap
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.emit import render
+    from codegen.spec import load_specs
+    d = tmp_path / "rules_yaml"
+    d.mkdir()
+    spec = GATHER_ND.replace('"G B, I k -> I B"', '"G h, I k -> I h"')
+    (d / "ops.yaml").write_text(textwrap.dedent(spec + "  mismatch: replicate\n  partial_per_output: true\n"
+                                                "  unsplit_if_split: {h: k}\n  replicate_after_merge: [k]\n"))
+    cc = render(load_specs(d))["rules_ops.cc"]
+    assert "call.group_length('G', group_length_from_dim(rule.op, \"index\", index, -1));" in cc
+    assert "/*mismatch_replicated=*/true, /*per_output_partial=*/true)" in cc
+    assert "call.unsplit_if_split('h', 'k');" in cc and "call.unsplit_if_split('k', 'k');" in cc

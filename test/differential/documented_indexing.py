@@ -57,11 +57,12 @@ def _scatter_nd_misaligned(case, paddle):
 
 
 def _scatter_nd_coordinate_split(case, paddle):
-    """scatter's rule gives the index's dim i the updates' dim i: here the coordinate dim (the
-    index's last) pairs with a split dim of the updates."""
-    index, updates = case.inputs[1], case.inputs[2]
+    """scatter's rule gives the index's dim i the updates' dim i (the output's, in reverse): here
+    the coordinate dim (the index's last) pairs with a split dim."""
+    index = case.inputs[1]
+    source = case.outputs[0] if case.function == "reverse" else case.inputs[2]
     r = _rank(index)
-    return r >= 2 and _rank(updates) >= r and _split(updates, [r - 1])
+    return r >= 2 and _rank(source) >= r and _split(source, [r - 1])
 
 
 def _scatter_nd_batch_split(case, paddle):
@@ -86,6 +87,10 @@ def _index_put_rest_split(case, paddle):
 def _c_embedding_grad_columns_differ(case, paddle):
     weight, out_grad = case.inputs[0], case.inputs[2]
     return _dims(weight)[1] != _dims(out_grad)[-1]
+
+
+def _c_embedding_grad_ids_co_split(case, paddle):
+    return any(len(d) > 1 for d in _dims(case.inputs[1]))
 
 
 # ---- moe_combine ----------------------------------------------------------------------------
@@ -205,6 +210,9 @@ DOCUMENTED = {
          "Paddle rejects ids and out_grad that use one mesh dim for two dims; spmdkit resolves it"),
         (_all(_fn("grad"), MERGE_CONFLICT),
          "Paddle rejects ids and out_grad whose batch dims are split differently; spmdkit resolves it"),
+        (_all(_fn("grad"), _c_embedding_grad_ids_co_split, wrong(r"")),
+         "Paddle returns ids split over several mesh dims unchanged while out_grad's matching dim gets "
+         "only their 1-D view, so the shards do not line up"),
         (_all(_fn("grad"), _c_embedding_grad_columns_differ, wrong(r"weight_grad has shape")),
          "Paddle gives weight_grad the table's column split while out_grad keeps its own, so the "
          "shards do not match"),
