@@ -1,6 +1,7 @@
 """Turn checked specs into C++: one source file per spec file, one header, one registration."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
@@ -23,9 +24,10 @@ ARG_FIELD = {
     "float[]": "a[{i}].floats", "bool[]": "a[{i}].ints",
 }
 WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead")
-COUNT_DIM = __import__("re").compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
+COUNT_DIM = re.compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
 MERGE = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul", "align": "kAlign"}
 ONES = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}
+GROUP_FROM_DIM = re.compile(r"([a-z_][a-z0-9_]*)\.shape\[(-?\d+)\]")
 REDUCE = {"sum": "kSum", "max": "kMax", "min": "kMin", "prod": "kProd", "avg": "kAvg", "any": "kAny", "all": "kAll"}
 
 
@@ -76,6 +78,11 @@ def attr_param(a: Attr) -> dict:
 def _groups(spec: OpSpec, value) -> list[str]:
     lines = []
     for g, attr in (value or {}).items():
+        dim = GROUP_FROM_DIM.fullmatch(attr)
+        if dim:  # the length is one dim of a tensor: "index.shape[-1]"
+            t, d = dim.group(1), int(dim.group(2))
+            lines.append(f'call.group_length(\'{g}\', group_length_from_dim(rule.op, "{t}", {t}, {d}));')
+            continue
         owner = next(t for t, p in zip(spec.inputs, spec.notation.inputs) if g in p)
         lines.append(f'call.group_length(\'{g}\', group_length_from_attr(rule.op, "{attr}", {attr}, {owner.name}));')
     return lines
@@ -176,6 +183,14 @@ def _unbroadcast(spec: OpSpec, value) -> list[str]:
     return lines
 
 
+def _unsplit(spec: OpSpec, value) -> list[str]:
+    return [f"call.unsplit_if_split('{letter}', '{trigger}');" for letter, trigger in (value or {}).items()]
+
+
+def _replicate_after_merge(spec: OpSpec, value) -> list[str]:  # claims mesh dims, then is made whole
+    return [f"call.unsplit_if_split('{letter}', '{letter}');" for letter in value or []]
+
+
 def _insert_dim(spec: OpSpec, value) -> list[str]:
     return [f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
 
@@ -186,7 +201,8 @@ def _permute(spec: OpSpec, value) -> list[str]:
 
 # The attribute edits, in the order the engine receives them.
 EDITS = (("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
-         ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute))
+         ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute),
+         ("unsplit_if_split", _unsplit), ("replicate_after_merge", _replicate_after_merge))
 
 
 def einsum_setup(spec: OpSpec) -> list[str]:
@@ -276,6 +292,12 @@ def einsum_options(spec: OpSpec) -> list[str]:
             names = depends.get(o.name)
             masks.append("~0u" if names is None else " | ".join(f"(1u << {spec.input_index(t)})" for t in names) or "0u")
         fields.append(f"o.depends = {{{', '.join(masks)}}};")
+    if raw.get("conflict") == "first":
+        fields.append("o.conflict_first = true;")
+    if raw.get("mismatch") == "replicate":
+        fields.append("o.mismatch_replicated = true;")
+    if raw.get("partial_per_output"):
+        fields.append("o.per_output_partial = true;")
     return fields
 
 

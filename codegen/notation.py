@@ -52,8 +52,12 @@ def check(spec) -> Notation:
         raise _err(where, f"{len(outs)} output patterns for {len(spec.outputs)} outputs")
     n = Notation(text, ins, outs)
     sized = set((spec.raw.get("groups") or {}).keys())
-    for p in ins + outs:
-        variable = [it for it in p if it in ("...", "*") or (it.isupper() and it not in sized)]
+    known = set(sized)
+    for k, p in enumerate(ins + outs):
+        # a group takes its length from the first input that has it; outputs take theirs from inputs
+        variable = [it for it in p if it in ("...", "*") or (it.isupper() and it not in known)]
+        if k < len(ins):
+            known |= {it for it in p if it.isupper()}
         if len(variable) > 1:
             raise _err(where, f"a pattern may have one dim group of unknown length, got {variable}")
     if any("*" in p for p in outs) and not spec.raw.get("forward_outputs"):
@@ -161,12 +165,26 @@ def _check_edits(spec, n: Notation) -> None:
             raise _err(spec.where, f"'depends' names '{o}', which is not an output")
         for t in ts:
             _input(spec, t, "depends")
+    if raw.get("conflict") and raw.get("merge", "coshard") != "coshard":
+        raise _err(spec.where, "'conflict' applies to the co-shard merge only")
+    known_letters = n.letters(n.inputs)
+    pairs = list((raw.get("unsplit_if_split") or {}).items()) + [(x, x) for x in raw.get("replicate_after_merge") or []]
+    for letter, trigger in pairs:
+        for x in (letter, trigger):
+            if x not in known_letters:
+                raise _err(spec.where, f"'unsplit_if_split' / 'replicate_after_merge' names '{x}', which is in no input pattern")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")
     for g, a in (raw.get("groups") or {}).items():
         if not (len(g) == 1 and g.isupper()):
             raise _err(spec.where, f"'groups' key '{g}' must be one upper-case letter")
-        _attr(spec, a, ("int", "int64"), "groups")
+        dim = re.fullmatch(r"([a-z_][a-z0-9_]*)\.shape\[(-?\d+)\]", a)
+        if dim:  # the length of one dim of a tensor input
+            t = spec.input_index(dim.group(1))
+            if t is None or spec.inputs[t].is_list:
+                raise _err(spec.where, f"'groups' takes {g}'s length from '{dim.group(1)}', which is not a tensor input")
+        else:
+            _attr(spec, a, ("int", "int64"), "groups")
         if not any(g in p for p in n.inputs):
             raise _err(spec.where, f"group '{g}' is in no input pattern")

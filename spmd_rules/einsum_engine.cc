@@ -158,6 +158,11 @@ EinsumCall& EinsumCall::permute(int input, const std::vector<int64_t>& perm, con
   return *this;
 }
 
+EinsumCall& EinsumCall::unsplit_if_split(char letter, char trigger) {
+  edits_.push_back({Edit::kUnsplitIf, -1, nullptr, trigger, false, ReduceType::kSum, letter, nullptr, false});
+  return *this;
+}
+
 EinsumCall& EinsumCall::insert_dim(int input, int64_t axis, const char* attr) {
   edits_.push_back({Edit::kInsert, input, nullptr, axis, false, ReduceType::kSum, 0, attr, false});
   return *this;
@@ -431,6 +436,7 @@ void EinsumCall::check_sizes(bool is_input, int k) {
       continue;
     }
     if (f.size < 0 || (batch && f.size == 1)) f.size = size;
+    else if (f.size != size && rule_.options.mismatch_replicated) f.mismatch = true;
     else if (f.size != size)
       throw ValueError(where(is_input, k) + ": dim " + std::to_string(d) + " has size " + std::to_string(size) +
                        ", but the same factor has size " + std::to_string(f.size) + " elsewhere");
@@ -619,7 +625,7 @@ void EinsumCall::collect(bool from_outputs) {
       const Slot& slot = slots[k][d];
       if (slot.n == 0) continue;
       int f = slot.f[0];
-      if (slot.one && rule_.options.ones == Ones::kBroadcast) {
+      if ((slot.one && rule_.options.ones == Ones::kBroadcast) || factors_[f].mismatch) {
         if (one_factor_ < 0) {
           one_factor_ = static_cast<int8_t>(new_factor());
           factors_[one_factor_].in_output = true;  // never contracted: it leaves nothing partial
@@ -766,8 +772,9 @@ void EinsumCall::merge_coshard() {
     for (std::size_t k = 0; k < factors_.size(); ++k) {
       const Factor& f = factors_[k];
       if (!f.mesh.contains(static_cast<int8_t>(m))) continue;
-      if (win < 0 || f.size > factors_[win].size ||
-          (f.size == factors_[win].size && f.seen < factors_[win].seen))
+      if (win < 0 || (rule_.options.conflict_first ? f.seen < factors_[win].seen
+                                                   : f.size > factors_[win].size ||
+                                                         (f.size == factors_[win].size && f.seen < factors_[win].seen)))
         win = static_cast<int>(k);
     }
     for (std::size_t k = 0; k < factors_.size(); ++k) {
@@ -987,6 +994,11 @@ void EinsumCall::merge(bool from_outputs) {
   if (rule_.options.partial == ReduceType::kAvg)
     for (Factor& f : factors_)
       if (!f.in_output) pop_until_divisible(f);
+  for (const Edit& e : edits_) {
+    if (e.kind != Edit::kUnsplitIf) continue;
+    const int8_t a = letter_factor_[e.letter - 'a'], b = letter_factor_[static_cast<char>(e.axis) - 'a'];
+    if (a >= 0 && b >= 0 && !factors_[b].mesh.empty()) factors_[a].mesh.clear();
+  }
 }
 
 TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) const {
@@ -1117,8 +1129,8 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
-  const auto& depends = rule_.options.depends;
-  const bool per_output = forward && !depends.empty();
+  const auto& depends = rule_.options.depends;  // empty with per_output_partial: every input
+  const bool per_output = forward && (!depends.empty() || rule_.options.per_output_partial);
   uint32_t factor_args[kMaxFactors] = {};  // per factor, a bit per input argument that has it
   if (per_output)
     for (std::size_t k = 0; k < in_.size(); ++k)

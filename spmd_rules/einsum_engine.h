@@ -65,6 +65,13 @@ struct EinsumOptions {
   // Each output is then partial over the split factors of those inputs that it lacks (a grad:
   // x_grad sums over what only y_grad keeps), not only over factors that are in no output.
   std::vector<uint32_t> depends;
+  bool conflict_first = false;            // co-shard merge: a mesh dim wanted by several factors stays
+                                          // with the first seen, not the largest (Paddle's index_select)
+  bool mismatch_replicated = false;       // a factor whose sizes differ between tensors is never split;
+                                          // its splits claim mesh dims as one anonymous factor (Paddle's
+                                          // '1' axes, put_along_axis) instead of raising
+  bool per_output_partial = false;        // `depends` with every input for every output, without
+                                          // narrowing conflicts (moe_combine_grad)
 };
 
 struct EinsumRule {
@@ -129,6 +136,9 @@ class EinsumCall {
   // Output `output` has input `input`'s shape: the dims `input` broadcasts (the leading dims it
   // lacks, its size-1 dims where the factor is larger) are summed over (a grad's reduction).
   EinsumCall& unbroadcast(int output, int input);
+  // After the merge: when factor `trigger` ends up split, factor `letter` is made whole (Paddle's
+  // moe_combine never splits the hidden dim together with k).
+  EinsumCall& unsplit_if_split(char letter, char trigger);
 
   SpmdInfo forward();
   SpmdInfo reverse();
@@ -146,6 +156,7 @@ class EinsumCall {
     char letter = 0;      // its notation letter, if any
     bool born = false;    // an output letter in no input pattern: a dim the op creates
     int8_t seen = -1;     // rank of its first appearance in a source tensor
+    bool mismatch = false;  // its tensors disagree on its size (EinsumOptions::mismatch_replicated)
   };
   struct Proposal {
     uint8_t factor;
@@ -154,7 +165,7 @@ class EinsumCall {
   };
   struct Edit {
     enum Kind : uint8_t {
-      kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kWhole, kUnbroadcast
+      kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kWhole, kUnbroadcast, kUnsplitIf
     } kind;
     int arg;
     const std::vector<int64_t>* axes;

@@ -40,6 +40,19 @@ inline int64_t group_length_from_attr(const std::string& op, const char* attr, i
   return 0;
 }
 
+// A group length given by one dim of a tensor (gather_nd: the last dim of the index).
+inline int64_t group_length_from_dim(const std::string& op, const char* tensor, const DistMetaTensor& t, int64_t dim) {
+  const int64_t rank = static_cast<int64_t>(t.rank());
+  if (t.absent() || dim < -rank || dim >= rank)
+    throw ValueError(op + ": input '" + tensor + "' has rank " + std::to_string(rank) + ", but dim " + std::to_string(dim) +
+                     " of it gives the length of a dim group");
+  const int64_t len = t.shape[static_cast<std::size_t>(dim < 0 ? dim + rank : dim)];
+  if (len < 0)
+    throw ValueError(op + ": input '" + tensor + "': dim " + std::to_string(dim) + " has unknown size " +
+                     std::to_string(len) + ", but it gives the length of a dim group");
+  return len;
+}
+
 // The common options in one call, for hand-written rules (generated code sets fields by name).
 inline EinsumOptions einsum_options(ReduceType partial, Merge merge, Ones ones, bool divisible, bool keep_input_partial,
                                     uint32_t sources) {

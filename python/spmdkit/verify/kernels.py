@@ -118,6 +118,8 @@ def softmax(x, axis=-1):
 
 def kernel(fn):
     """Registers a family module's kernel in this namespace (`K.name` in the YAML)."""
+    if fn.__name__ in globals():  # two families (or a family and this module) claiming one name
+        raise ValueError(f"kernel {fn.__name__!r} ({fn.__module__}) is already defined")
     globals()[fn.__name__] = fn
     return fn
 

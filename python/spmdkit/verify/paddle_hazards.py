@@ -29,21 +29,39 @@ def _has_0d(tensors) -> bool:
 _DIM0 = ("DefaultDataParallelInferSpmd[Reverse] reads and writes dims_mapping[0] of every tensor: "
          "a 0-D input or output segfaults")
 
-# rule name -> [(predicate over (function, tensors), what Paddle does)], for hazards that depend on
-# the tensors (list arguments as lists) rather than on the attributes
-TENSOR_HAZARDS: dict[str, list[tuple[Callable[[str, list], bool], str]]] = {
-    "default_data_parallel": [(lambda fn, tensors: _has_0d(tensors), _DIM0)],
-    "default_": [(lambda fn, tensors: _has_0d(tensors), _DIM0)],
+
+def _rank(t) -> int:
+    return -1 if t is None or isinstance(t, list) else len(t.shape)
+
+
+def _split(t, dim: int) -> bool:
+    return t is not None and not isinstance(t, list) and bool(t.placement.dims[dim])
+
+
+# Hazards that depend on the tensors: rule name -> [(predicate over (function, attrs, tensors,
+# mesh_shape), what Paddle does)]; `tensors` are the call's positional tensors (TensorArg, a list
+# of them, or None), inputs then (reverse rules) outputs.
+TENSOR_HAZARDS: dict[str, list[tuple[Callable[[str, list, list, tuple], bool], str]]] = {
+    "gather_nd": [(lambda fn, attrs, ts, mesh: fn == "reverse" and _rank(ts[0]) == 1 and _rank(ts[1]) == 1,
+                   "GatherNdInferSpmdReverse reads dim 0 of the 0-D output's dims mapping for a 1-D x and "
+                   "index: segmentation fault")],
+    "moe_combine": [(lambda fn, attrs, ts, mesh: fn == "forward" and len(mesh) == 1
+                     and (_split(ts[1], 1) or _split(ts[2], 1)),
+                     "MoECombineInferSpmd marks the output partial on mesh dim 1 whenever k is split, which "
+                     "a 1-D mesh does not have: segmentation fault")],
+    "default_data_parallel": [(lambda fn, attrs, ts, mesh: _has_0d(ts), _DIM0)],
+    "default_": [(lambda fn, attrs, ts, mesh: _has_0d(ts), _DIM0)],
 }
 
 
-def paddle_hazard(rule: str, function: str, attrs: list, tensors: list | None = None) -> str | None:
+def paddle_hazard(rule: str, function: str, attrs: list, tensors: list | None = None,
+                  mesh_shape: tuple | None = None) -> str | None:
     """Why Paddle 3.3.1 must not be handed this call, or None if it is safe as far as we know."""
     for pred, why in HAZARDS.get(rule, []):
         if pred(function, attrs):
             return why
     if tensors is not None:
         for pred, why in TENSOR_HAZARDS.get(rule, []):
-            if pred(function, tensors):
+            if pred(function, attrs, tensors, tuple(mesh_shape or ())):
                 return why
     return None

@@ -20,6 +20,8 @@ SAMPLERS: dict[str, Callable] = {}
 
 
 def sampler(fn):
+    if fn.__name__ in SAMPLERS:  # two families claiming one name: one would silently win
+        raise ValueError(f"sampler {fn.__name__!r} ({fn.__module__}) is already defined")
     SAMPLERS[fn.__name__] = fn
     return fn
 

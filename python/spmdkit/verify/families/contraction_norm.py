@@ -107,15 +107,6 @@ def one_hot(x, num_classes):
 
 
 @kernel
-def c_embedding(weight, x, start_index=0, vocab_offset=0):
-    """Rows [start_index + vocab_offset, ...) of the table are here; other ids look up zeros."""
-    local = np.asarray(x, dtype=np.int64) - start_index - vocab_offset
-    mine = (local >= 0) & (local < weight.shape[0])
-    out = weight[np.where(mine, local, 0)] if weight.shape[0] else np.zeros(x.shape + weight.shape[1:])
-    return np.where(mine[..., None], out, 0.0)
-
-
-@kernel
 def linear(x, weight, bias=None, transpose_weight=False):
     w = weight.T if transpose_weight else weight
     out = np.matmul(x, w)
@@ -225,15 +216,6 @@ def one_hot(rng, mesh, opts):
     n = max(2, random_dim(rng, mesh))
     x = tensor(rng, random_shape(rng, _rank(rng, 1, 3), mesh), mesh, opts, int_high=n)
     return Sample([x], {"num_classes": n})
-
-
-@sampler
-def c_embedding(rng, mesh, opts):
-    vocab, hidden = max(2, random_dim(rng, mesh)), random_dim(rng, mesh)
-    start = int(rng.integers(0, 3))
-    ids = tensor(rng, random_shape(rng, _rank(rng, 1, 3), mesh), mesh, opts, int_high=vocab + start)
-    weight = tensor(rng, (vocab, hidden), mesh, opts)
-    return Sample([weight, ids], {"start_index": start, "vocab_size": vocab + start})
 
 
 @sampler
