@@ -102,6 +102,13 @@ def einsum_setup(spec: OpSpec) -> list[str]:
         lines.append(f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");')
     for t, attr in (raw.get("permute") or {}).items():
         lines.append(f'call.permute({spec.input_index(t)}, {attr}, "{attr}");')
+    if raw.get("equation"):
+        lines.append(f'call.equation({raw["equation"]}, "{raw["equation"]}");')
+    outputs = [o.name for o in spec.outputs]
+    for out, inp in (raw.get("like") or {}).items():
+        lines.append(f"call.like({outputs.index(out)}, {spec.input_index(inp)});")
+    for inp, out in (raw.get("accumulate") or {}).items():
+        lines.append(f"call.accumulate({spec.input_index(inp)}, {outputs.index(out)});")
     return lines
 
 
@@ -121,10 +128,32 @@ def einsum_options(spec: OpSpec) -> str:
     ones = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}[raw.get("ones", "clear")]
     sources = raw.get("sources")
     mask = "~0u" if not sources else " | ".join(f"(1u << {spec.input_index(t)})" for t in sources)
-    return (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
+    base = (f"einsum_options(ReduceType::{REDUCE[raw.get('partial', 'sum')]}, Merge::{merge}, Ones::{ones}, "
             f"/*divisible=*/{'true' if raw.get('divisible', True) else 'false'}, "
             f"/*keep_input_partial=*/{'true' if raw.get('keep_partial') else 'false'}, /*sources=*/{mask}"
             + (", /*reverse_replicated_claim=*/true)" if raw.get("reverse_replicated_claim") else ")"))
+    extra = []
+    if raw.get("replicated_claim"):
+        extra.append("o.replicated_claim = true;")
+    if raw.get("contraction") == "per_output":
+        extra.append("o.per_output_partial = true;")
+    if raw.get("no_partial"):
+        extra.append("o.no_partial_letters = " + " | ".join(f"(1u << ('{c}' - 'a'))" for c in raw["no_partial"]) + ";")
+    if raw.get("outer") == "first_split":
+        extra.append("o.outer_first_split = true;")
+    if raw.get("unreturned"):
+        extra.append("o.unreturned = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in raw["unreturned"]) + ";")
+    if not extra:
+        return base
+    return "[] {\n    EinsumOptions o = " + base + ";\n    " + "\n    ".join(extra) + "\n    return o;\n  }()"
+
+
+def einsum_context(spec: OpSpec, suffix: str = "") -> dict:
+    """What one einsum rule (an entry, or one of its variants) needs: notation, options, edits."""
+    unreturned = set(spec.raw.get("unreturned") or [])
+    return {"rule_fn": f"{spec.op}_rule{suffix}", "notation": spec.raw["einsum"], "options": einsum_options(spec),
+            "setup": einsum_setup(spec), "count_setup": count_setup(spec),
+            "bound": [(i, t) for i, t in enumerate(spec.inputs) if t.name not in unreturned]}
 
 
 def op_context(spec: OpSpec) -> dict:
@@ -138,6 +167,7 @@ def op_context(spec: OpSpec) -> dict:
         "aliases": spec.aliases, "fwd_params": fwd_params, "rev_params": rev_params,
         "inputs": spec.inputs, "outputs": spec.outputs, "attrs": spec.attrs, "raw": spec.raw,
         "second": spec.second if isinstance(spec.second, str) else "grad",
+        "empty_params": [dict(p, kind="kOptionalTensor") if p["kind"] == "kTensor" else p for p in rev_params],
         "grad_op": spec.second[1] if isinstance(spec.second, tuple) else "",
         "grad_of": spec.grad_of, "handwritten": spec.kind == "cpp",
     }
@@ -146,6 +176,9 @@ def op_context(spec: OpSpec) -> dict:
         ctx["options"] = einsum_options(spec)
         ctx["setup"] = einsum_setup(spec)
         ctx["count_setup"] = count_setup(spec)
+        ctx["rule"] = einsum_context(spec)
+        ctx["variants"] = [dict(einsum_context(v["spec"], f"_v{i}"), when=v["when"])
+                           for i, v in enumerate(spec.variants)]
     elif spec.kind == "dim_trans":
         ctx["builder"] = spec.extra["builder"]
         ctx["builder_args"] = spec.extra["builder_args"]

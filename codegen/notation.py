@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1)")
+_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|\*|@)")
 
 
 @dataclass
@@ -51,6 +51,7 @@ def check(spec) -> Notation:
     if len(outs) != len(spec.outputs):
         raise _err(where, f"{len(outs)} output patterns for {len(spec.outputs)} outputs")
     n = Notation(text, ins, outs)
+    _check_placeholders(spec, ins, outs)
     sized = set((spec.raw.get("groups") or {}).keys())
     for p in ins + outs:
         variable = [it for it in p if it == "..." or (it.isupper() and it not in sized)]
@@ -66,6 +67,16 @@ def check(spec) -> Notation:
                 raise _err(where, f"output group '{it}' is in no input")
     _check_edits(spec, n)
     return n
+
+
+def _check_placeholders(spec, ins, outs) -> None:
+    """'*' (the equation's operands) and '@' (its result) stand alone, and need `equation`."""
+    for p in ins + outs:
+        if any(it in ("*", "@") for it in p):
+            if len(p) != 1:
+                raise _err(spec.where, f"'*' and '@' must be a whole pattern, got {' '.join(p)!r}")
+            if not spec.raw.get("equation"):
+                raise _err(spec.where, f"pattern {p[0]!r} needs 'equation' (the attribute holding the einsum equation)")
 
 
 def _attr(spec, name: str, types: tuple, key: str):
@@ -123,6 +134,25 @@ def _check_edits(spec, n: Notation) -> None:
         _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
     for t in raw.get("sources") or []:
         _input(spec, t, "sources")
+    for t in raw.get("unreturned") or []:
+        _input(spec, t, "unreturned")
+    if raw.get("equation"):
+        _attr(spec, raw["equation"], ("str",), "equation")
+    for key in ("like", "accumulate"):
+        for a, b in (raw.get(key) or {}).items():
+            out_name, in_name = (a, b) if key == "like" else (b, a)
+            if not any(o.name == out_name for o in spec.outputs):
+                raise _err(spec.where, f"'{key}' names '{out_name}', which is not an output")
+            _input(spec, in_name, key)
+            o = next(o for o in spec.outputs if o.name == out_name)
+            i = spec.inputs[spec.input_index(in_name)]
+            if key == "like" and o.is_list != i.is_list:
+                raise _err(spec.where, f"'like' pairs '{out_name}' and '{in_name}': both or neither must be lists")
+            if key == "accumulate" and (o.is_list or i.is_list):
+                raise _err(spec.where, "'accumulate' takes single tensors, not lists")
+    for letter in raw.get("no_partial") or []:
+        if letter not in n.letters(n.inputs):
+            raise _err(spec.where, f"'no_partial' names '{letter}', which is in no input pattern")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")

@@ -1,6 +1,7 @@
 """Load and check the op specs in rules_yaml/. Every error names the YAML file and the entry."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ import jsonschema
 import yaml
 
 from . import notation as notation_mod
+from .conditions import compile_condition
 
 SCHEMA = json.loads((Path(__file__).parent / "schema.json").read_text())
 
@@ -54,6 +56,7 @@ class OpSpec:
     notation: notation_mod.Notation | None = None
     grad_of: str = ""          # set on grad entries that another op names
     extra: dict = field(default_factory=dict)
+    variants: list = field(default_factory=list)  # [{"when": C++ condition, "spec": OpSpec}], first match wins
 
     @property
     def where(self) -> str:
@@ -144,8 +147,16 @@ def load_entry(entry: dict, file: str, index: int) -> OpSpec:
     if isinstance(second, dict):
         second = ("grad", second["grad"])
     spec = OpSpec(file, entry["op"], list(entry.get("aliases", [])), inputs, outputs, attrs, entry, kind, second)
+    if entry.get("variants") and kind != "einsum":
+        raise SpecError(f"{where}: 'variants' needs an 'einsum' entry")
     if kind == "einsum":
         spec.notation = notation_mod.check(spec)
+        for v in entry.get("variants") or []:
+            raw = {k: x for k, x in entry.items() if k != "variants"}
+            raw.update({k: x for k, x in v.items() if k != "when"})
+            vspec = dataclasses.replace(spec, raw=raw, variants=[])
+            vspec.notation = notation_mod.check(vspec)
+            spec.variants.append({"when": compile_condition(spec, v["when"]), "spec": vspec})
     elif kind == "dim_trans":
         _check_dim_trans(spec)
     return spec

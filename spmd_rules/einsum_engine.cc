@@ -158,6 +158,44 @@ EinsumCall& EinsumCall::insert_dim(int input, int64_t axis, const char* attr) {
   return *this;
 }
 
+EinsumCall& EinsumCall::equation(const std::string& text, const char* attr) {
+  eq_.parse(rule_.op, attr, text);
+  eq_text_ = &text;
+  eq_attr_ = attr;
+  return *this;
+}
+
+EinsumCall& EinsumCall::like(int output, int input) {
+  edits_.push_back({Edit::kLike, output, nullptr, input, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::accumulate(int input, int output) {
+  edits_.push_back({Edit::kAccumulate, input, nullptr, output, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+// A '*' or '@' pattern stands for the call's equation: operand `list_pos` (0 for a lone tensor)
+// or the result. Any other pattern is itself.
+const Pattern& EinsumCall::placeholder(const Pattern& p, int list_pos, bool is_input, int arg) const {
+  if (p.size() != 1 || (p[0].kind != NotationItem::kOperands && p[0].kind != NotationItem::kResult)) return p;
+  if (!eq_text_) throw ValueError(rule_.op + ": " + arg_name(is_input, arg) + " takes its pattern from an equation, but none was given");
+  if (p[0].kind == NotationItem::kResult) return eq_.result;
+  const std::size_t i = list_pos < 0 ? 0 : static_cast<std::size_t>(list_pos);
+  if (i >= eq_.operands.size())
+    throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
+                     std::to_string(eq_.operands.size()) + " operands, but " + arg_name(is_input, arg) + " holds more tensors");
+  return eq_.operands[i];
+}
+
+const Pattern& EinsumCall::input_pattern(std::size_t k) const {
+  return placeholder(rule_.notation.inputs[in_[k].pattern], in_[k].list_pos, true, in_[k].pattern);
+}
+
+const Pattern& EinsumCall::output_pattern(std::size_t k) const {
+  return placeholder(rule_.notation.outputs[out_[k].pattern], out_[k].list_pos, false, out_[k].pattern);
+}
+
 int EinsumCall::new_factor() {
   factors_.push_back(Factor());
   return static_cast<int>(factors_.size()) - 1;
@@ -200,7 +238,16 @@ int64_t EinsumCall::norm_axis(int64_t axis, std::size_t rank, const char* attr, 
 }
 
 void EinsumCall::resolve_inputs() {
-  const auto& pats = rule_.notation.inputs;
+  if (eq_text_) {  // every operand of the equation is bound to one tensor
+    for (std::size_t j = 0; j < in_args_.size(); ++j) {
+      const Pattern& p = rule_.notation.inputs[j];
+      if (p.size() != 1 || p[0].kind != NotationItem::kOperands || !in_args_[j].bound) continue;
+      if (in_args_[j].count != eq_.operands.size())
+        throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
+                         std::to_string(eq_.operands.size()) + " operands, but " + arg_name(true, static_cast<int>(j)) +
+                         " holds " + std::to_string(in_args_[j].count) + " tensors");
+    }
+  }
   // Pass 1: how many dims the variable item (ellipsis or unsized group) of each input takes.
   SmallVec<int64_t, kMaxTensors> var_len;
   SmallVec<bool, kMaxTensors> opt_present;
@@ -210,7 +257,7 @@ void EinsumCall::resolve_inputs() {
     if (!in_[k].t) continue;
     int fixed = 0, optional = 0;
     char variable = 0;
-    for (const NotationItem& it : pats[in_[k].pattern]) {
+    for (const NotationItem& it : input_pattern(k)) {
       if (it.kind == NotationItem::kLetter) (it.optional ? optional : fixed)++;
       else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) fixed++;
       else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) fixed += static_cast<int>(group_len(it.name));
@@ -245,7 +292,7 @@ void EinsumCall::resolve_inputs() {
     in_slots_[k].clear();
     if (!in_[k].t) continue;
     Slots& s = in_slots_[k];
-    for (const NotationItem& it : pats[in_[k].pattern]) {
+    for (const NotationItem& it : input_pattern(k)) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kLetter:
@@ -275,6 +322,9 @@ void EinsumCall::resolve_inputs() {
           for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
           break;
+        case NotationItem::kOperands:
+        case NotationItem::kResult:
+          throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
   }
@@ -348,19 +398,37 @@ void EinsumCall::prepare_outputs() {
     r.bound = true;
     r.list = rule_.output_is_list[j];
     r.first = static_cast<uint8_t>(out_.size());
-    const int64_t n = r.list ? std::max<int64_t>(out_count_[j], 0) : 1;
+    int64_t count = out_count_[j];
+    if (r.list && count < 0) {
+      const Pattern& p = rule_.notation.outputs[j];
+      if (eq_text_ && p.size() == 1 && p[0].kind == NotationItem::kOperands)
+        count = static_cast<int64_t>(eq_.operands.size());
+      for (const Edit& e : edits_)
+        if (e.kind == Edit::kLike && e.arg == static_cast<int>(j)) count = in_args_[e.axis].count;
+    }
+    const int64_t n = r.list ? std::max<int64_t>(count, 0) : 1;
     for (int64_t k = 0; k < n; ++k) out_.push_back({nullptr, static_cast<uint8_t>(j), static_cast<int16_t>(r.list ? k : -1)});
     r.count = static_cast<uint8_t>(n);
   }
 }
 
 void EinsumCall::resolve_outputs() {
-  const auto& pats = rule_.notation.outputs;
   out_slots_.resize(out_.size());
   out_overridden_.resize(out_.size(), false);
   for (std::size_t k = 0; k < out_.size(); ++k) {
     out_slots_[k].clear();
     out_overridden_[k] = false;
+  }
+  // Outputs shaped like an input (grads): its slots, size-1 dims included; list element by element.
+  for (const Edit& e : edits_) {
+    if (e.kind != Edit::kLike) continue;
+    const ArgRange& in = in_args_[e.axis];
+    const ArgRange& out = out_args_[e.arg];
+    for (int k = 0; k < out.count; ++k) {
+      const int o = out.first + k;
+      if (k < in.count && in_[in.first + k].t) out_slots_[o] = in_slots_[in.first + k];
+      out_overridden_[o] = true;
+    }
   }
   // Edits that define the first output from an input's pattern.
   for (const Edit& e : edits_) {
@@ -424,7 +492,7 @@ void EinsumCall::resolve_outputs() {
   for (std::size_t k = 0; k < out_.size(); ++k) {
     if (out_overridden_[k]) continue;
     Slots& s = out_slots_[k];
-    for (const NotationItem& it : pats[out_[k].pattern]) {
+    for (const NotationItem& it : output_pattern(k)) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kLetter: {
@@ -460,6 +528,9 @@ void EinsumCall::resolve_outputs() {
             slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
           break;
+        case NotationItem::kOperands:
+        case NotationItem::kResult:
+          throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
   }
@@ -492,9 +563,18 @@ void EinsumCall::collect(bool from_outputs) {
   const auto& bound = from_outputs ? out_ : in_;
   const auto& slots = from_outputs ? out_slots_ : in_slots_;
   int8_t seen = 0;
+  // Paddle's einsum outer product: the first input with a split dim is the only one proposing.
+  int only = -1;
+  if (!from_outputs && rule_.options.outer_first_split && eq_text_ && eq_.outer)
+    for (std::size_t k = 0; k < bound.size() && only < 0; ++k)
+      if (bound[k].t)
+        for (const MeshDims& m : bound[k].t->attr.dims())
+          if (!m.empty()) only = static_cast<int>(k);
+  const bool claim = rule_.options.replicated_claim || (from_outputs && rule_.options.reverse_replicated_claim);
   for (std::size_t k = 0; k < bound.size(); ++k) {
     const DistMetaTensor* t = bound[k].t;
     if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) continue;
+    if (only >= 0 && static_cast<int>(k) != only) continue;
     for (std::size_t d = 0; d < slots[k].size(); ++d) {
       const Slot& slot = slots[k][d];
       if (slot.n == 0) continue;
@@ -508,7 +588,7 @@ void EinsumCall::collect(bool from_outputs) {
       }
       if (factors_[f].seen < 0) factors_[f].seen = seen++;
       // A dim forced whole claims nothing (unless the rule merges first and replicates after).
-      if (factors_[f].need_replication && !(from_outputs && rule_.options.reverse_replicated_claim)) continue;
+      if (factors_[f].need_replication && !claim) continue;
       if (!t->attr.dim(d).empty())
         proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
@@ -663,6 +743,13 @@ void EinsumCall::merge(bool from_outputs) {
     case Merge::kCoShard: merge_coshard(); break;
     case Merge::kMatmul: merge_matmul(); break;
   }
+  if (rule_.options.no_partial_letters) {
+    bool partial = false;
+    for (const Factor& f : factors_) partial |= !f.in_output && !f.mesh.empty() && !f.need_replication;
+    if (partial)
+      for (Factor& f : factors_)
+        if (!f.in_output || (f.letter && (rule_.options.no_partial_letters >> (f.letter - 'a') & 1u))) f.mesh.clear();
+  }
   for (Factor& f : factors_) {
     if (f.need_replication || (f.size == 1 && rule_.options.ones != Ones::kKeep)) f.mesh.clear();
     // An average of uneven shards is not the average: such a split must divide evenly.
@@ -681,6 +768,40 @@ TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) c
     a.set_dim(d, factors_[slot.f[0]].mesh);
   }
   return a;
+}
+
+// Does output `out` lack factor `factor`: no dim of it that could carry the factor's split?
+bool EinsumCall::lacks(std::size_t out, int factor) const {
+  for (const Slot& slot : out_slots_[out]) {
+    if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    for (int i = 0; i < slot.n; ++i)
+      if (slot.f[i] == factor) return false;
+  }
+  return true;
+}
+
+// The mesh dims output `out` is partial over (forward): those of the split factors it lacks,
+// among the factors of the inputs (per_output_partial), or of the factors in no output.
+uint8_t EinsumCall::output_partial(std::size_t out, ReduceType* types) const {
+  uint8_t mask = 0;
+  for (std::size_t k = 0; k < factors_.size(); ++k) {
+    const Factor& f = factors_[k];
+    if (f.mesh.empty()) continue;
+    bool contracted = !f.in_output;
+    if (rule_.options.per_output_partial && !contracted && lacks(out, static_cast<int>(k))) {
+      for (std::size_t i = 0; i < in_.size() && !contracted; ++i) {
+        if (!in_[i].t) continue;
+        for (const Slot& slot : in_slots_[i])
+          for (int j = 0; j < slot.n; ++j) contracted |= slot.f[j] == k;
+      }
+    }
+    if (!contracted) continue;
+    for (int8_t m : f.mesh) {
+      mask |= static_cast<uint8_t>(1u << m);
+      types[m] = f.has_reduce ? f.reduce : rule_.options.partial;
+    }
+  }
+  return mask;
 }
 
 SpmdInfo EinsumCall::build(bool forward) {
@@ -706,9 +827,23 @@ SpmdInfo EinsumCall::build(bool forward) {
     }
     return a;
   };
-  for (const ArgRange& r : in_args_) {
+  // An input added into an output takes that output's pending partial status.
+  auto accumulated = [&](int arg, TensorDistAttr& a) {
+    if (!forward || !a.mesh()) return;
+    for (const Edit& e : edits_) {
+      if (e.kind != Edit::kAccumulate || e.arg != arg || out_args_[e.axis].count == 0) continue;
+      ReduceType types[kMaxMeshDims] = {};
+      const uint8_t mask = output_partial(out_args_[e.axis].first, types);
+      for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+        if (mask >> m & 1u) a.set_partial(m, types[m]);
+    }
+  };
+  for (std::size_t j = 0; j < in_args_.size(); ++j) {
+    const ArgRange& r = in_args_[j];
+    if (rule_.options.unreturned >> j & 1u) continue;
     if (!r.list) {
       info.inputs.emplace_back(r.count ? input_attr(r.first) : TensorDistAttr());
+      accumulated(static_cast<int>(j), std::get<TensorDistAttr>(info.inputs.back()));
       continue;
     }
     std::vector<TensorDistAttr> list;
@@ -728,8 +863,11 @@ SpmdInfo EinsumCall::build(bool forward) {
   }
   auto output_attr = [&](int k) {
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
+    uint8_t mask = partial_mask;
+    ReduceType types[kMaxMeshDims] = {};
+    if (forward && rule_.options.per_output_partial) mask = output_partial(static_cast<std::size_t>(k), types);
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
-      if (partial_mask & (1u << m)) a.set_partial(m, partial_type[m]);
+      if (mask & (1u << m)) a.set_partial(m, rule_.options.per_output_partial ? types[m] : partial_type[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
     }
     return a;

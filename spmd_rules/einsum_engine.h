@@ -44,6 +44,19 @@ struct EinsumOptions {
   uint32_t sources = ~0u;                 // inputs whose splits are proposed (a bit per input argument)
   bool reverse_replicated_claim = false;  // reverse: a dim forced whole still claims its mesh dim
                                           // (Paddle's layer_norm reverse merges before replicating)
+  // The options below are off by default; docs/spec_language.md names their YAML keys.
+  bool replicated_claim = false;          // both directions: a dim forced whole still claims its mesh
+                                          // dim before it is made whole (merge, then replicate)
+  bool per_output_partial = false;        // each output is partial over the split factors of the
+                                          // inputs that it lacks (grads), not only over factors in
+                                          // no output
+  uint32_t no_partial_letters = 0;        // the outputs may not be partial: when a contracted factor
+                                          // stays split, it and these letters (bit 0 = 'a') are made
+                                          // whole instead
+  bool outer_first_split = false;         // an outer product (EinsumCall::equation): only the first
+                                          // input that is split proposes
+  uint32_t unreturned = 0;                // inputs (a bit per argument) the signature takes but the
+                                          // rule neither binds nor returns
 };
 
 struct EinsumRule {
@@ -92,6 +105,15 @@ class EinsumCall {
   // The output is `input` with a new, never split dim at `axis` (stack).
   EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
   EinsumCall& permute(int input, const std::vector<int64_t>& perm, const char* attr);
+  // The notation's '*' and '@' patterns come from this einsum equation (an attribute): '*' gives
+  // a list argument one operand pattern per tensor, '@' is the result pattern.
+  EinsumCall& equation(const std::string& text, const char* attr);
+  // Output `output` has the resolved pattern of input `input` (rank, size-1 dims and all; list
+  // arguments element by element): a grad has its operand's shape.
+  EinsumCall& like(int output, int input);
+  // Input `input` is added into output `output`: it takes the output's pending partial status
+  // (each rank adds its addend), as a bias added to a partial product must.
+  EinsumCall& accumulate(int input, int output);
 
   SpmdInfo forward();
   SpmdInfo reverse();
@@ -114,7 +136,8 @@ class EinsumCall {
     MeshDims mesh;
   };
   struct Edit {
-    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert } kind;
+    enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kLike,
+                          kAccumulate } kind;
     int arg;
     const std::vector<int64_t>* axes;
     int64_t axis;
@@ -160,6 +183,11 @@ class EinsumCall {
   SpmdInfo build(bool forward);
   int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const;
   void prepare_outputs();
+  const Pattern& input_pattern(std::size_t k) const;
+  const Pattern& output_pattern(std::size_t k) const;
+  const Pattern& placeholder(const Pattern& p, int list_pos, bool is_input, int arg) const;
+  bool lacks(std::size_t out, int factor) const;
+  uint8_t output_partial(std::size_t out, ReduceType* types) const;
 
   const EinsumRule& rule_;
   SmallVec<Bound, kMaxTensors> in_, out_;
@@ -177,6 +205,9 @@ class EinsumCall {
   SmallVec<Proposal, 2 * kMaxTensors> proposals_;
   int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
   MeshPtr mesh_;
+  const std::string* eq_text_ = nullptr;  // the equation given by equation(), parsed into eq_
+  const char* eq_attr_ = nullptr;
+  Equation eq_;
 };
 
 }  // namespace spmd
