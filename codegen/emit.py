@@ -107,6 +107,11 @@ def einsum_setup(spec: OpSpec) -> list[str]:
     outputs = [o.name for o in spec.outputs]
     for out, inp in (raw.get("like") or {}).items():
         lines.append(f"call.like({outputs.index(out)}, {spec.input_index(inp)});")
+    for out, ins in (raw.get("depends") or {}).items():
+        mask = " | ".join(f"(1u << {spec.input_index(t)})" for t in ins) or "0u"
+        lines.append(f"call.depends({outputs.index(out)}, {mask});")
+    for out in raw.get("workspace") or []:
+        lines.append(f"call.workspace({outputs.index(out)});")
     for inp, out in (raw.get("accumulate") or {}).items():
         lines.append(f"call.accumulate({spec.input_index(inp)}, {outputs.index(out)});")
     return lines

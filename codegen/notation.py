@@ -150,6 +150,14 @@ def _check_edits(spec, n: Notation) -> None:
                 raise _err(spec.where, f"'like' pairs '{out_name}' and '{in_name}': both or neither must be lists")
             if key == "accumulate" and (o.is_list or i.is_list):
                 raise _err(spec.where, "'accumulate' takes single tensors, not lists")
+    for out, ins in (raw.get("depends") or {}).items():
+        if not any(o.name == out for o in spec.outputs):
+            raise _err(spec.where, f"'depends' names '{out}', which is not an output")
+        for t in ins:
+            _input(spec, t, "depends")
+    for out in raw.get("workspace") or []:
+        if not any(o.name == out and not o.is_list for o in spec.outputs):
+            raise _err(spec.where, f"'workspace' names '{out}', which is not a single output")
     for letter in raw.get("no_partial") or []:
         if letter not in n.letters(n.inputs):
             raise _err(spec.where, f"'no_partial' names '{letter}', which is in no input pattern")

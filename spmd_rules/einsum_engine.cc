@@ -170,6 +170,17 @@ EinsumCall& EinsumCall::like(int output, int input) {
   return *this;
 }
 
+EinsumCall& EinsumCall::depends(int output, uint32_t inputs) {
+  edits_.push_back({Edit::kDepends, output, nullptr, static_cast<int64_t>(inputs), false, ReduceType::kSum, 0, nullptr,
+                    false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::workspace(int output) {
+  edits_.push_back({Edit::kWorkspace, output, nullptr, 0, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
 EinsumCall& EinsumCall::accumulate(int input, int output) {
   edits_.push_back({Edit::kAccumulate, input, nullptr, output, false, ReduceType::kSum, 0, nullptr, false});
   return *this;
@@ -415,18 +426,26 @@ void EinsumCall::prepare_outputs() {
 void EinsumCall::resolve_outputs() {
   out_slots_.resize(out_.size());
   out_overridden_.resize(out_.size(), false);
+  out_absent_.resize(out_.size(), false);
   for (std::size_t k = 0; k < out_.size(); ++k) {
     out_slots_[k].clear();
     out_overridden_[k] = false;
+    out_absent_[k] = false;
   }
   // Outputs shaped like an input (grads): its slots, size-1 dims included; list element by element.
   for (const Edit& e : edits_) {
+    if (e.kind == Edit::kWorkspace)
+      for (int k = 0; k < out_args_[e.arg].count; ++k) {
+        out_absent_[out_args_[e.arg].first + k] = true;
+        out_overridden_[out_args_[e.arg].first + k] = true;
+      }
     if (e.kind != Edit::kLike) continue;
     const ArgRange& in = in_args_[e.axis];
     const ArgRange& out = out_args_[e.arg];
     for (int k = 0; k < out.count; ++k) {
       const int o = out.first + k;
       if (k < in.count && in_[in.first + k].t) out_slots_[o] = in_slots_[in.first + k];
+      else out_absent_[o] = true;
       out_overridden_[o] = true;
     }
   }
@@ -781,16 +800,21 @@ bool EinsumCall::lacks(std::size_t out, int factor) const {
 }
 
 // The mesh dims output `out` is partial over (forward): those of the split factors it lacks,
-// among the factors of the inputs (per_output_partial), or of the factors in no output.
+// among the factors of the inputs it depends on (per_output_partial, depends), or of the factors
+// in no output.
 uint8_t EinsumCall::output_partial(std::size_t out, ReduceType* types) const {
+  uint32_t inputs = ~0u;
+  for (const Edit& e : edits_)
+    if (e.kind == Edit::kDepends && e.arg == out_[out].pattern) inputs = static_cast<uint32_t>(e.axis);
+  const bool per_output = rule_.options.per_output_partial || inputs != ~0u;
   uint8_t mask = 0;
   for (std::size_t k = 0; k < factors_.size(); ++k) {
     const Factor& f = factors_[k];
     if (f.mesh.empty()) continue;
-    bool contracted = !f.in_output;
-    if (rule_.options.per_output_partial && !contracted && lacks(out, static_cast<int>(k))) {
+    bool contracted = !per_output && !f.in_output;
+    if (per_output && lacks(out, static_cast<int>(k))) {
       for (std::size_t i = 0; i < in_.size() && !contracted; ++i) {
-        if (!in_[i].t) continue;
+        if (!in_[i].t || !(inputs >> in_[i].pattern & 1u)) continue;
         for (const Slot& slot : in_slots_[i])
           for (int j = 0; j < slot.n; ++j) contracted |= slot.f[j] == k;
       }
@@ -861,13 +885,17 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
+  bool has_depends = false;
+  for (const Edit& e : edits_) has_depends |= e.kind == Edit::kDepends;
   auto output_attr = [&](int k) {
+    if (out_absent_[k]) return TensorDistAttr(mesh_, 0);
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
     uint8_t mask = partial_mask;
     ReduceType types[kMaxMeshDims] = {};
-    if (forward && rule_.options.per_output_partial) mask = output_partial(static_cast<std::size_t>(k), types);
+    for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) types[m] = partial_type[m];
+    if (forward && (rule_.options.per_output_partial || has_depends)) mask = output_partial(static_cast<std::size_t>(k), types);
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
-      if (mask & (1u << m)) a.set_partial(m, rule_.options.per_output_partial ? types[m] : partial_type[m]);
+      if (mask & (1u << m)) a.set_partial(m, types[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
     }
     return a;

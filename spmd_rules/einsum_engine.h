@@ -109,8 +109,15 @@ class EinsumCall {
   // a list argument one operand pattern per tensor, '@' is the result pattern.
   EinsumCall& equation(const std::string& text, const char* attr);
   // Output `output` has the resolved pattern of input `input` (rank, size-1 dims and all; list
-  // arguments element by element): a grad has its operand's shape.
+  // arguments element by element): a grad has its operand's shape. Like an absent optional
+  // input, it is absent too (an empty layout).
   EinsumCall& like(int output, int input);
+  // Output `output` depends only on the inputs in `inputs` (a bit per argument): it is partial
+  // only over the split factors of those inputs that it lacks (softmax beside a summed loss).
+  EinsumCall& depends(int output, uint32_t inputs);
+  // Output `output` is a scratch buffer of no defined shape (Paddle's reserve_space): it gets an
+  // empty layout, never partial.
+  EinsumCall& workspace(int output);
   // Input `input` is added into output `output`: it takes the output's pending partial status
   // (each rank adds its addend), as a bias added to a partial product must.
   EinsumCall& accumulate(int input, int output);
@@ -137,7 +144,7 @@ class EinsumCall {
   };
   struct Edit {
     enum Kind : uint8_t { kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kLike,
-                          kAccumulate } kind;
+                          kAccumulate, kWorkspace, kDepends } kind;
     int arg;
     const std::vector<int64_t>* axes;
     int64_t axis;
@@ -194,6 +201,7 @@ class EinsumCall {
   SmallVec<ArgRange, kMaxTensors> in_args_, out_args_;
   SmallVec<Slots, kMaxTensors> in_slots_, out_slots_;
   SmallVec<bool, kMaxTensors> out_overridden_;
+  SmallVec<bool, kMaxTensors> out_absent_;   // like an absent input
   SmallVec<int64_t, kMaxTensors> out_count_;
   SmallVec<Factor, kMaxFactors> factors_;
   int8_t letter_factor_[26];

@@ -31,7 +31,8 @@ MERGE_CONFLICT = rejected(r"is Sharded by two different mesh dimension")
 
 DOCUMENTED = {
     "*": [
-        (lambda case, paddle: paddle_hazard(case.rule, case.function, case.attrs) is not None,
+        (lambda case, paddle: paddle_hazard(case.rule, case.function, case.attrs,
+                                            case.inputs + case.outputs) is not None,
          "the call crashes Paddle 3.3.1 or corrupts its heap (spmdkit/verify/paddle_hazards.py), so it is not run"),
         (_tag("uneven-split"), "Paddle unshards non-divisible input dims but keeps the split on the outputs"),
         (lambda case, paddle: case.function == "reverse" and "partial-output" in case_tags(case),

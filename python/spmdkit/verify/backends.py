@@ -133,7 +133,7 @@ class PaddleBackend(ApiBackend):
         return found or {int(m): "sum" for m in attr._partial_dims()}
 
     def adapt(self, call: RuleCall) -> tuple[list, list]:
-        hazard = paddle_hazard(call.rule, call.function, call.attrs)
+        hazard = paddle_hazard(call.rule, call.function, call.attrs, call.tensors)
         if hazard:
             raise RuleRejected(f"not run: it crashes Paddle 3.3.1 ({hazard})")
         if call.rule == "reduce_base" and call.function != "forward":

@@ -65,6 +65,7 @@ class OpSpec:
     local_attrs: dict[str, str] = field(default_factory=dict)
     source: str = ""
     draws: int = 1                 # independent random inputs a claim must hold on
+    unreturned: tuple[int, ...] = ()  # input positions the rule takes but does not return
 
     @property
     def input_names(self) -> list[str]:
@@ -87,7 +88,9 @@ def _parse(entry: dict, source: str) -> OpSpec:
         second="grad" if grad_op else str(second), grad_op=grad_op,
         kernel=verify.get("kernel"), sampler=verify.get("sampler"),
         local_attrs=dict(verify.get("local_attrs") or {}), source=source,
-        draws=int(verify.get("draws", 1)))
+        draws=int(verify.get("draws", 1)),
+        unreturned=tuple(i for i, d in enumerate(entry.get("inputs", [])) if d.rstrip("?[]") in
+                         set(entry.get("unreturned") or [])))
 
 
 @lru_cache(maxsize=None)
