@@ -146,6 +146,9 @@ def einsum_options(spec: OpSpec) -> str:
         extra.append("o.no_partial_letters = " + " | ".join(f"(1u << ('{c}' - 'a'))" for c in raw["no_partial"]) + ";")
     if raw.get("outer") == "first_split":
         extra.append("o.outer_first_split = true;")
+    if raw.get("reverse_sources"):
+        outs = [o.name for o in spec.outputs]
+        extra += [f"o.reverse_sources[{i}] = {outs.index(t) + 1};" for i, t in enumerate(raw["reverse_sources"])]
     if raw.get("unreturned"):
         extra.append("o.unreturned = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in raw["unreturned"]) + ";")
     if not extra:

@@ -134,6 +134,11 @@ def _check_edits(spec, n: Notation) -> None:
         _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
     for t in raw.get("sources") or []:
         _input(spec, t, "sources")
+    for t in raw.get("reverse_sources") or []:
+        if not any(o.name == t for o in spec.outputs):
+            raise _err(spec.where, f"'reverse_sources' names '{t}', which is not an output")
+    if len(raw.get("reverse_sources") or []) > 8:
+        raise _err(spec.where, "'reverse_sources' names at most 8 outputs")
     for t in raw.get("unreturned") or []:
         _input(spec, t, "unreturned")
     if raw.get("equation"):

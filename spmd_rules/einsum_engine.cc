@@ -590,7 +590,18 @@ void EinsumCall::collect(bool from_outputs) {
         for (const MeshDims& m : bound[k].t->attr.dims())
           if (!m.empty()) only = static_cast<int>(k);
   const bool claim = rule_.options.replicated_claim || (from_outputs && rule_.options.reverse_replicated_claim);
-  for (std::size_t k = 0; k < bound.size(); ++k) {
+  // Source order: bound order, or in reverse the outputs reverse_sources names, in its order.
+  SmallVec<uint8_t, kMaxTensors> order;
+  if (from_outputs && rule_.options.reverse_sources[0]) {
+    for (uint8_t a : rule_.options.reverse_sources) {
+      if (!a || a > out_args_.size()) break;
+      const ArgRange& r = out_args_[a - 1];
+      for (int k = r.first; k < r.first + r.count; ++k) order.push_back(static_cast<uint8_t>(k));
+    }
+  } else {
+    for (std::size_t k = 0; k < bound.size(); ++k) order.push_back(static_cast<uint8_t>(k));
+  }
+  for (uint8_t k : order) {
     const DistMetaTensor* t = bound[k].t;
     if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) continue;
     if (only >= 0 && static_cast<int>(k) != only) continue;

@@ -57,6 +57,8 @@ struct EinsumOptions {
                                           // input that is split proposes
   uint32_t unreturned = 0;                // inputs (a bit per argument) the signature takes but the
                                           // rule neither binds nor returns
+  uint8_t reverse_sources[8] = {};        // reverse: the outputs that propose, in this order (output
+                                          // argument + 1; 0 ends the list; empty: every output)
 };
 
 struct EinsumRule {
