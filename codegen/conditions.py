@@ -28,15 +28,14 @@ def compile_condition(spec, text: str) -> str:
             raise err(f"cannot read {text[pos:]!r}")
         tokens.append(m.group(1))
         pos = m.end()
-    it = iter(tokens + [None])
-    look = [next(it)]
+    pos = [0]
 
     def peek():
-        return look[0]
+        return tokens[pos[0]] if pos[0] < len(tokens) else None
 
     def take():
-        tok = look[0]
-        look[0] = next(it)
+        tok = peek()
+        pos[0] += 1
         return tok
 
     def name(tok):

@@ -293,3 +293,54 @@ def test_flash_attention_grad(mesh2d, spec):
     # batch (mesh 0) and heads (mesh 1) stay split, the sequences and the head dim are whole
     assert dm(ins) == [[0, -1, 1, -1]] * 4 + [[0, 1, -1], [], [], [0, -1, 1, -1]]
     assert dm(outs) == [[0, -1, 1, -1]] * 3 and not any(o._is_partial() for o in outs)
+
+
+# ---- the spec-language keys these rules use: errors name the file, the entry and the key ----
+def _load(tmp_path, text):
+    import sys
+    import textwrap
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import load_specs
+    d = tmp_path / "rules_yaml"
+    d.mkdir(exist_ok=True)
+    (d / "ops.yaml").write_text(textwrap.dedent(text))
+    return load_specs(d)
+
+
+@pytest.mark.parametrize("body, message", [
+    ('  einsum: "* -> @"', "pattern '\\*' needs 'equation'"),
+    ('  equation: eq\n  einsum: "*i -> @"', "'\\*' and '@' must be a whole pattern"),
+    ('  equation: n\n  einsum: "* -> @"', "'equation' needs 'n' of type str, it is int"),
+    ('  einsum: "i -> i"\n  variants:\n    - when: "n"', "attribute 'n' is int, a condition needs a bool"),
+    ('  einsum: "i -> i"\n  variants:\n    - when: "flag &"', "unexpected None"),
+    ('  einsum: "i -> i"\n  variants:\n    - when: "len(x) == 1"', "len\\(\\) needs a list input"),
+    ('  einsum: "i -> i"\n  like: {out: y}', "'like' names 'y', which is not an input"),
+    ('  einsum: "i -> i"\n  accumulate: {x: nope}', "'accumulate' names 'nope', which is not an output"),
+    ('  einsum: "i -> i"\n  no_partial: [k]', "'no_partial' names 'k', which is in no input pattern"),
+    ('  einsum: "i -> i"\n  depends: {out: [z]}', "'depends' names 'z', which is not an input"),
+    ('  einsum: "i -> i"\n  reverse_sources: [x]', "'reverse_sources' names 'x', which is not an output"),
+])
+def test_spec_errors_of_the_new_keys(tmp_path, body, message):
+    from codegen.spec import SpecError
+    text = ("- op: probe\n  inputs: [x]\n  outputs: [out]\n  attrs: {n: int = 0, eq: str = \"i->i\", flag: bool = false}\n"
+            + body + "\n")
+    with pytest.raises(SpecError, match="rules_yaml/ops.yaml: entry 'probe': .*" + message):
+        _load(tmp_path, text)
+
+
+def test_variant_conditions_compile_to_cpp(tmp_path):
+    from codegen.emit import render
+    specs = _load(tmp_path, """
+        - op: probe
+          inputs: ["xs[]", "k?"]
+          outputs: [out]
+          attrs: {flag: bool = false}
+          einsum: "i, i -> i"
+          variants:
+            - when: "!flag & (k | len(xs) == 2)"
+              sources: [xs]
+        """)
+    cc = render(specs)["rules_ops.cc"]
+    assert "if (!(flag) && ((!k.absent() || xs.size() == 2u))) {" in cc
+    assert "probe_rule_v0()" in cc
