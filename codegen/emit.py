@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import jinja2
@@ -191,6 +192,25 @@ def _replicate_after_merge(spec: OpSpec, value) -> list[str]:  # claims mesh dim
     return [f"call.unsplit_if_split('{letter}', '{letter}');" for letter in value or []]
 
 
+def _equation(spec: OpSpec, value) -> list[str]:
+    return [f'call.equation({value}, "{value}");'] if value else []
+
+
+def _like(spec: OpSpec, value) -> list[str]:
+    outputs = [o.name for o in spec.outputs]
+    return [f"call.like({outputs.index(out)}, {spec.input_index(inp)});" for out, inp in (value or {}).items()]
+
+
+def _workspace(spec: OpSpec, value) -> list[str]:
+    outputs = [o.name for o in spec.outputs]
+    return [f"call.workspace({outputs.index(out)});" for out in value or []]
+
+
+def _accumulate(spec: OpSpec, value) -> list[str]:
+    outputs = [o.name for o in spec.outputs]
+    return [f"call.accumulate({spec.input_index(inp)}, {outputs.index(out)});" for inp, out in (value or {}).items()]
+
+
 def _insert_dim(spec: OpSpec, value) -> list[str]:
     return [f'call.insert_dim({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
 
@@ -202,7 +222,8 @@ def _permute(spec: OpSpec, value) -> list[str]:
 # The attribute edits, in the order the engine receives them.
 EDITS = (("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
          ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute),
-         ("unsplit_if_split", _unsplit), ("replicate_after_merge", _replicate_after_merge))
+         ("unsplit_if_split", _unsplit), ("replicate_after_merge", _replicate_after_merge), ("equation", _equation),
+         ("like", _like), ("workspace", _workspace), ("accumulate", _accumulate))
 
 
 def einsum_setup(spec: OpSpec) -> list[str]:
@@ -223,19 +244,23 @@ def einsum_setup(spec: OpSpec) -> list[str]:
 
 
 def einsum_rules(spec: OpSpec) -> tuple[list[dict], str]:
-    """The static rules an op needs (one per distinct notation) and the C++ expression that
-    picks one per call."""
-    notations = [spec.raw["einsum"]]
-    cases = []
+    """The static rules an op needs (its own, and one per `when` variant that sets a rule key:
+    `einsum`, `sources`) and the C++ expression that picks one per call (the last variant that
+    holds wins)."""
+    def rule(raw: dict, name: str) -> dict:
+        return {"name": name, "notation": raw["einsum"], "options": einsum_options(replace(spec, raw=raw))}
+
+    rules, cases = [rule(spec.raw, f"{spec.op}_rule")], []
     for cond, keys in when.variants(spec):
-        if "einsum" in keys:
-            if keys["einsum"] not in notations:
-                notations.append(keys["einsum"])
-            cases.append((cond, keys["einsum"]))
-    name = lambda n: f"{spec.op}_rule" + (f"_{notations.index(n)}" if notations.index(n) else "")  # noqa: E731
-    rules = [{"name": name(n), "notation": n} for n in notations]
-    expr = when.ternary([(c, name(n) + "()") for c, n in when.chain(spec.raw["einsum"], cases)])
-    return rules, expr
+        own = {k: v for k, v in keys.items() if k in when.RULE_KEYS}
+        if not own:
+            continue
+        r = rule({**spec.raw, **own}, f"{spec.op}_rule_{len(rules)}")
+        same = next((x for x in rules if (x["notation"], x["options"]) == (r["notation"], r["options"])), None)
+        if same is None:
+            rules.append(r)
+        cases.append((cond, (same or r)["name"] + "()"))
+    return rules, when.ternary(when.chain(rules[0]["name"] + "()", cases))
 
 
 def count_setup(spec: OpSpec) -> list[str]:
@@ -296,8 +321,19 @@ def einsum_options(spec: OpSpec) -> list[str]:
         fields.append("o.conflict_first = true;")
     if raw.get("mismatch") == "replicate":
         fields.append("o.mismatch_replicated = true;")
-    if raw.get("partial_per_output"):
+    if raw.get("replicated_claim"):
+        fields.append("o.replicated_claim = true;")
+    if raw.get("contraction") == "per_output":
         fields.append("o.per_output_partial = true;")
+    if raw.get("no_partial"):
+        fields.append("o.no_partial_letters = " + " | ".join(f"(1u << ('{c}' - 'a'))" for c in raw["no_partial"]) + ";")
+    if raw.get("outer") == "first_split":
+        fields.append("o.outer_first_split = true;")
+    if raw.get("reverse_sources"):
+        outs = [o.name for o in spec.outputs]
+        fields += [f"o.reverse_sources[{i}] = {outs.index(t) + 1};" for i, t in enumerate(raw["reverse_sources"])]
+    if raw.get("unreturned"):
+        fields.append("o.unreturned = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in raw["unreturned"]) + ";")
     return fields
 
 
@@ -312,16 +348,17 @@ def op_context(spec: OpSpec) -> dict:
         "aliases": spec.aliases, "fwd_params": fwd_params, "rev_params": rev_params,
         "inputs": spec.inputs, "outputs": spec.outputs, "attrs": spec.attrs, "raw": spec.raw,
         "second": spec.second if isinstance(spec.second, str) else "grad",
+        "empty_params": [dict(p, kind="kOptionalTensor") if p["kind"] == "kTensor" else p for p in rev_params],
         "grad_op": spec.second[1] if isinstance(spec.second, tuple) else "",
         "grad_of": spec.grad_of, "handwritten": spec.kind == "cpp",
         "forward_outputs": bool(spec.raw.get("forward_outputs")),
     }
     if spec.kind == "einsum":
-        ctx["notation"] = spec.raw["einsum"]
-        ctx["options"] = einsum_options(spec)
+        unreturned = set(spec.raw.get("unreturned") or [])
         ctx["rules"], ctx["rule_expr"] = einsum_rules(spec)
         ctx["setup"] = einsum_setup(spec)
         ctx["count_setup"] = count_setup(spec)
+        ctx["bound"] = [(i, t) for i, t in enumerate(spec.inputs) if t.name not in unreturned]
     elif spec.kind == "dim_trans":
         ctx["builder"] = spec.extra["builder"]
         ctx["builder_args"] = spec.extra["builder_args"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|\*)")
+_ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|_|\*|@)")
 
 
 @dataclass
@@ -22,7 +22,8 @@ class Notation:
 
 
 def _pattern(text: str, where: str) -> list[str]:
-    """Items of one tensor's pattern: '...', 'a', 'a?', 'A', '(A)', '1' or '*'."""
+    """Items of one tensor's pattern: '...', 'a', 'a?', 'A', '(A)', '1', '_' (the rest of the
+    tensor's dims, whole), or a whole-pattern '*' / '@' (an equation's operands / result)."""
     items, pos, text = [], 0, text.strip()
     while pos < len(text):
         m = _ITEM.match(text, pos)
@@ -51,17 +52,18 @@ def check(spec) -> Notation:
     if len(outs) != len(spec.outputs):
         raise _err(where, f"{len(outs)} output patterns for {len(spec.outputs)} outputs")
     n = Notation(text, ins, outs)
+    _check_placeholders(spec, ins, outs)
     sized = set((spec.raw.get("groups") or {}).keys())
     known = set(sized)
     for k, p in enumerate(ins + outs):
         # a group takes its length from the first input that has it; outputs take theirs from inputs
-        variable = [it for it in p if it in ("...", "*") or (it.isupper() and it not in known)]
+        variable = [it for it in p if it in ("...", "_") or (it.isupper() and it not in known)]
         if k < len(ins):
             known |= {it for it in p if it.isupper()}
         if len(variable) > 1:
             raise _err(where, f"a pattern may have one dim group of unknown length, got {variable}")
-    if any("*" in p for p in outs) and not spec.raw.get("forward_outputs"):
-        raise _err(where, "an output pattern with '*' needs 'forward_outputs: true' (its rank comes from the given output)")
+    if any("_" in p for p in outs) and not spec.raw.get("forward_outputs"):
+        raise _err(where, "an output pattern with '_' needs 'forward_outputs: true' (its rank comes from the given output)")
     in_letters = n.letters(ins)
     new = set(spec.raw.get("new_dims") or [])
     for p in outs:
@@ -72,6 +74,16 @@ def check(spec) -> Notation:
                 raise _err(where, f"output group '{it}' is in no input")
     _check_edits(spec, n)
     return n
+
+
+def _check_placeholders(spec, ins, outs) -> None:
+    """'*' (the equation's operands) and '@' (its result) stand alone, and need `equation`."""
+    for p in ins + outs:
+        if any(it in ("*", "@") for it in p):
+            if len(p) != 1:
+                raise _err(spec.where, f"'*' and '@' must be a whole pattern, got {' '.join(p)!r}")
+            if not spec.raw.get("equation"):
+                raise _err(spec.where, f"pattern {p[0]!r} needs 'equation' (the attribute holding the einsum equation)")
 
 
 def _attr(spec, name: str, types: tuple, key: str):
@@ -173,6 +185,33 @@ def _check_edits(spec, n: Notation) -> None:
         for x in (letter, trigger):
             if x not in known_letters:
                 raise _err(spec.where, f"'unsplit_if_split' / 'replicate_after_merge' names '{x}', which is in no input pattern")
+    for t in raw.get("reverse_sources") or []:
+        if not any(o.name == t for o in spec.outputs):
+            raise _err(spec.where, f"'reverse_sources' names '{t}', which is not an output")
+    if len(raw.get("reverse_sources") or []) > 8:
+        raise _err(spec.where, "'reverse_sources' names at most 8 outputs")
+    for t in raw.get("unreturned") or []:
+        _input(spec, t, "unreturned")
+    if raw.get("equation"):
+        _attr(spec, raw["equation"], ("str",), "equation")
+    for key in ("like", "accumulate"):
+        for a, b in (raw.get(key) or {}).items():
+            out_name, in_name = (a, b) if key == "like" else (b, a)
+            if not any(o.name == out_name for o in spec.outputs):
+                raise _err(spec.where, f"'{key}' names '{out_name}', which is not an output")
+            _input(spec, in_name, key)
+            o = next(o for o in spec.outputs if o.name == out_name)
+            i = spec.inputs[spec.input_index(in_name)]
+            if key == "like" and o.is_list != i.is_list:
+                raise _err(spec.where, f"'like' pairs '{out_name}' and '{in_name}': both or neither must be lists")
+            if key == "accumulate" and (o.is_list or i.is_list):
+                raise _err(spec.where, "'accumulate' takes single tensors, not lists")
+    for out in raw.get("workspace") or []:
+        if not any(o.name == out and not o.is_list for o in spec.outputs):
+            raise _err(spec.where, f"'workspace' names '{out}', which is not a single output")
+    for letter in raw.get("no_partial") or []:
+        if letter not in n.letters(n.inputs):
+            raise _err(spec.where, f"'no_partial' names '{letter}', which is in no input pattern")
     for t, a in (raw.get("permute") or {}).items():
         _input(spec, t, "permute")
         _attr(spec, a, ("int[]", "int64[]"), "permute")

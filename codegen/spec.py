@@ -145,6 +145,8 @@ def load_entry(entry: dict, file: str, index: int) -> OpSpec:
     if isinstance(second, dict):
         second = ("grad", second["grad"])
     spec = OpSpec(file, entry["op"], list(entry.get("aliases", [])), inputs, outputs, attrs, entry, kind, second)
+    if entry.get("when") and kind != "einsum":
+        raise SpecError(f"{where}: 'when' needs an 'einsum' entry")
     if kind == "einsum":
         spec.notation = notation_mod.check(spec)
         _check_when(spec)

@@ -9,20 +9,20 @@
 
 Every entry whose condition holds applies, in order, a later one overriding an earlier one key
 by key; `reduce` merges sub-key by sub-key (x, keep_dim, partial), any other key is replaced
-whole. `einsum` may be overridden too (the generator then builds one static rule per notation).
-Conditions: `NAME` / `not NAME` (a bool attribute), `NAME absent` / `NAME present` (an optional
-input), `NAME == V`, `NAME != V`, `NAME in [V, ...]` (V a number, `inf` or `-inf`; for a string
-attribute, a word such as `NHWC`).
+whole. A variant may also set `einsum` or `sources`: it then runs a static rule of its own.
+Conditions (conditions.py): bool attributes, optional inputs (`NAME absent`), comparisons of
+number and string attributes, `len(LIST)`, with not/and/or (! & |) and parentheses.
 The generated C++ branches once per call on plain attribute values: no per-call allocation.
 """
 from __future__ import annotations
 
-import re
+from .conditions import compile_condition
 
-# Keys a variant may change; the rest (merge, ones, sources, ...) are one per op.
-VARIANT_KEYS = ("einsum", "replicate", "reduce", "whole", "transpose", "permute", "insert_dim")
-
-_COND = re.compile(r"^\s*(not\s+)?([a-z_][a-z0-9_]*)\s*(?:(absent|present)|(==|!=|in)\s*(.+))?\s*$")
+# Keys a variant may change. `einsum` and `sources` belong to the rule: a variant setting one
+# picks a rule of its own (the last such variant that holds wins); the others are edits of the
+# call and merge key by key. The remaining options (merge, ones, ...) are one per op.
+RULE_KEYS = ("einsum", "sources")
+VARIANT_KEYS = RULE_KEYS + ("replicate", "reduce", "whole", "transpose", "permute", "insert_dim", "like")
 
 
 def _err(spec, msg: str):
@@ -30,56 +30,9 @@ def _err(spec, msg: str):
     return SpecError(f"{spec.where}: when: {msg}")
 
 
-def _literal(text: str, type_: str, spec) -> str:
-    t = text.strip()
-    if type_ in ("str", "dtype"):  # a bare word or a quoted string: data_format == NHWC
-        if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-            t = t[1:-1]
-        if not re.fullmatch(r"[A-Za-z0-9_.\-]+", t):
-            raise _err(spec, f"'{t}' is not a word to compare a {type_} attribute with")
-        return f'"{t}"'
-    if t in ("inf", "-inf"):
-        if type_ != "float":
-            raise _err(spec, f"'{t}' compares with a {type_} attribute")
-        return ("-" if t.startswith("-") else "") + "kInf"
-    try:
-        v = float(t)
-    except ValueError:
-        raise _err(spec, f"'{t}' is not a number") from None
-    return f"{v!r}f" if type_ == "float" else str(int(v))
-
-
 def condition(spec, cond) -> str:
-    """A C++ boolean expression for one `if:` (a string or a list of strings, all must hold)."""
-    if isinstance(cond, list):
-        return " && ".join(f"({condition(spec, c)})" for c in cond) or "true"
-    m = _COND.match(str(cond))
-    if not m:
-        raise _err(spec, f"cannot read condition '{cond}'")
-    neg, name, presence, op, rhs = m.groups()
-    if presence:
-        i = spec.input_index(name)
-        if i is None or not spec.inputs[i].optional:
-            raise _err(spec, f"'{cond}': '{name}' is not an optional input")
-        return f"{'!' if presence == 'present' else ''}is_absent({name})"
-    a = spec.attr(name)
-    if a is None:
-        raise _err(spec, f"'{cond}': '{name}' is not an attribute")
-    if op is None:
-        if a.type != "bool":
-            raise _err(spec, f"'{cond}': '{name}' is not a bool attribute")
-        return f"{'!' if neg else ''}{name}"
-    if neg:
-        raise _err(spec, f"'{cond}': 'not' goes with a bool attribute only")
-    if a.type not in ("int", "int64", "float", "str", "dtype"):
-        raise _err(spec, f"'{cond}': '{name}' is a {a.type}, not a number or a string")
-    if op == "in":
-        items = rhs.strip()
-        if not (items.startswith("[") and items.endswith("]")):
-            raise _err(spec, f"'{cond}': 'in' takes a list [V, ...]")
-        values = [_literal(v, a.type, spec) for v in items[1:-1].split(",") if v.strip()]
-        return " || ".join(f"{name} == {v}" for v in values) or "false"
-    return f"{name} {op} {_literal(rhs, a.type, spec)}"
+    """A C++ boolean expression for one `if:` (conditions.py has the grammar)."""
+    return compile_condition(spec, cond)
 
 
 def variants(spec) -> list[tuple[str, dict]]:

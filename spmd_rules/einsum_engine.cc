@@ -203,6 +203,49 @@ int64_t EinsumCall::whole_lead(const Edit& e, std::size_t rank) const {
   return std::max<int64_t>(dims - static_cast<int64_t>(rank), 0);
 }
 
+EinsumCall& EinsumCall::equation(const std::string& text, const char* attr) {
+  eq_.parse(rule_.op, attr, text);
+  eq_text_ = &text;
+  eq_attr_ = attr;
+  return *this;
+}
+
+EinsumCall& EinsumCall::like(int output, int input) {
+  edits_.push_back({Edit::kLike, output, nullptr, input, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::workspace(int output) {
+  edits_.push_back({Edit::kWorkspace, output, nullptr, 0, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+EinsumCall& EinsumCall::accumulate(int input, int output) {
+  edits_.push_back({Edit::kAccumulate, input, nullptr, output, false, ReduceType::kSum, 0, nullptr, false});
+  return *this;
+}
+
+// A '*' or '@' pattern stands for the call's equation: operand `list_pos` (0 for a lone tensor)
+// or the result. Any other pattern is itself.
+const Pattern& EinsumCall::placeholder(const Pattern& p, int list_pos, bool is_input, int arg) const {
+  if (p.size() != 1 || (p[0].kind != NotationItem::kOperands && p[0].kind != NotationItem::kResult)) return p;
+  if (!eq_text_) throw ValueError(rule_.op + ": " + arg_name(is_input, arg) + " takes its pattern from an equation, but none was given");
+  if (p[0].kind == NotationItem::kResult) return eq_.result;
+  const std::size_t i = list_pos < 0 ? 0 : static_cast<std::size_t>(list_pos);
+  if (i >= eq_.operands.size())
+    throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
+                     std::to_string(eq_.operands.size()) + " operands, but " + arg_name(is_input, arg) + " holds more tensors");
+  return eq_.operands[i];
+}
+
+const Pattern& EinsumCall::input_pattern(std::size_t k) const {
+  return placeholder(rule_.notation.inputs[in_[k].pattern], in_[k].list_pos, true, in_[k].pattern);
+}
+
+const Pattern& EinsumCall::output_pattern(std::size_t k) const {
+  return placeholder(rule_.notation.outputs[out_[k].pattern], out_[k].list_pos, false, out_[k].pattern);
+}
+
 int EinsumCall::new_factor() {
   factors_.push_back(Factor());
   return static_cast<int>(factors_.size()) - 1;
@@ -245,7 +288,16 @@ int64_t EinsumCall::norm_axis(int64_t axis, std::size_t rank, const char* attr, 
 }
 
 void EinsumCall::resolve_inputs() {
-  const auto& pats = rule_.notation.inputs;
+  if (eq_text_) {  // every operand of the equation is bound to one tensor
+    for (std::size_t j = 0; j < in_args_.size(); ++j) {
+      const Pattern& p = rule_.notation.inputs[j];
+      if (p.size() != 1 || p[0].kind != NotationItem::kOperands || !in_args_[j].bound) continue;
+      if (in_args_[j].count != eq_.operands.size())
+        throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
+                         std::to_string(eq_.operands.size()) + " operands, but " + arg_name(true, static_cast<int>(j)) +
+                         " holds " + std::to_string(in_args_[j].count) + " tensors");
+    }
+  }
   // Pass 1: how many dims the variable item (ellipsis or unsized group) of each input takes.
   SmallVec<int64_t, kMaxTensors> var_len;
   SmallVec<bool, kMaxTensors> opt_present;
@@ -255,11 +307,11 @@ void EinsumCall::resolve_inputs() {
     if (!in_[k].t) continue;
     int fixed = 0, optional = 0;
     char variable = 0;
-    for (const NotationItem& it : pats[in_[k].pattern]) {
+    for (const NotationItem& it : input_pattern(k)) {
       if (it.kind == NotationItem::kLetter) (it.optional ? optional : fixed)++;
       else if (it.kind == NotationItem::kOne || it.kind == NotationItem::kFlatGroup) fixed++;
       else if (it.kind == NotationItem::kGroup && group_len(it.name) >= 0) fixed += static_cast<int>(group_len(it.name));
-      else if (it.kind == NotationItem::kRest) variable = '*';
+      else if (it.kind == NotationItem::kRest) variable = '_';
       else variable = it.kind == NotationItem::kEllipsis ? '.' : it.name;
     }
     const int64_t rank = static_cast<int64_t>(in_[k].t->rank());
@@ -270,7 +322,7 @@ void EinsumCall::resolve_inputs() {
       opt_present[k] = rank >= fixed + optional;
       var_len[k] = rank - fixed - (opt_present[k] ? optional : 0);
       if (variable == '.') ellipsis_len_ = std::max(ellipsis_len_, var_len[k]);
-      else if (variable == '*') {}  // this tensor's own dims, never split
+      else if (variable == '_') {}  // this tensor's own dims, never split
       else if (group_len(variable) < 0) groups_.push_back({variable, var_len[k], -1});
       else if (group_len(variable) != var_len[k])
         throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) +
@@ -292,7 +344,7 @@ void EinsumCall::resolve_inputs() {
     in_slots_[k].clear();
     if (!in_[k].t) continue;
     Slots& s = in_slots_[k];
-    for (const NotationItem& it : pats[in_[k].pattern]) {
+    for (const NotationItem& it : input_pattern(k)) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kLetter:
@@ -325,6 +377,9 @@ void EinsumCall::resolve_inputs() {
         case NotationItem::kRest:
           for (int64_t e = 0; e < var_len[k]; ++e) s.push_back(slot);
           break;
+        case NotationItem::kOperands:
+        case NotationItem::kResult:
+          throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
   }
@@ -451,19 +506,45 @@ void EinsumCall::prepare_outputs() {
     r.bound = true;
     r.list = rule_.output_is_list[j];
     r.first = static_cast<uint8_t>(out_.size());
-    const int64_t n = r.list ? std::max<int64_t>(out_count_[j], 0) : 1;
+    int64_t count = out_count_[j];
+    if (r.list && count < 0) {
+      const Pattern& p = rule_.notation.outputs[j];
+      if (eq_text_ && p.size() == 1 && p[0].kind == NotationItem::kOperands)
+        count = static_cast<int64_t>(eq_.operands.size());
+      for (const Edit& e : edits_)
+        if (e.kind == Edit::kLike && e.arg == static_cast<int>(j)) count = in_args_[e.axis].count;
+    }
+    const int64_t n = r.list ? std::max<int64_t>(count, 0) : 1;
     for (int64_t k = 0; k < n; ++k) out_.push_back({nullptr, static_cast<uint8_t>(j), static_cast<int16_t>(r.list ? k : -1)});
     r.count = static_cast<uint8_t>(n);
   }
 }
 
 void EinsumCall::resolve_outputs() {
-  const auto& pats = rule_.notation.outputs;
   out_slots_.resize(out_.size());
   out_overridden_.resize(out_.size(), false);
+  out_absent_.resize(out_.size(), false);
   for (std::size_t k = 0; k < out_.size(); ++k) {
     out_slots_[k].clear();
     out_overridden_[k] = false;
+    out_absent_[k] = false;
+  }
+  // Outputs shaped like an input (grads): its slots, size-1 dims included; list element by element.
+  for (const Edit& e : edits_) {
+    if (e.kind == Edit::kWorkspace)
+      for (int k = 0; k < out_args_[e.arg].count; ++k) {
+        out_absent_[out_args_[e.arg].first + k] = true;
+        out_overridden_[out_args_[e.arg].first + k] = true;
+      }
+    if (e.kind != Edit::kLike) continue;
+    const ArgRange& in = in_args_[e.axis];
+    const ArgRange& out = out_args_[e.arg];
+    for (int k = 0; k < out.count; ++k) {
+      const int o = out.first + k;
+      if (k < in.count && in_[in.first + k].t) out_slots_[o] = in_slots_[in.first + k];
+      else out_absent_[o] = true;
+      out_overridden_[o] = true;
+    }
   }
   // Edits that define the first output from an input's pattern.
   for (const Edit& e : edits_) {
@@ -541,8 +622,8 @@ void EinsumCall::resolve_outputs() {
   for (std::size_t k = 0; k < out_.size(); ++k) {
     if (out_overridden_[k]) continue;
     Slots& s = out_slots_[k];
-    int rest_at = -1;  // where a '*' item goes: as many whole dims as the given output has left
-    for (const NotationItem& it : pats[out_[k].pattern]) {
+    int rest_at = -1;  // where a '_' item goes: as many whole dims as the given output has left
+    for (const NotationItem& it : output_pattern(k)) {
       Slot slot;
       switch (it.kind) {
         case NotationItem::kRest:
@@ -582,6 +663,9 @@ void EinsumCall::resolve_outputs() {
             slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
           s.push_back(slot);
           break;
+        case NotationItem::kOperands:
+        case NotationItem::kResult:
+          throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
     if (rest_at >= 0 && out_[k].t && out_[k].t->rank() > s.size()) {
@@ -618,9 +702,37 @@ void EinsumCall::collect(bool from_outputs) {
   const auto& bound = from_outputs ? out_ : in_;
   const auto& slots = from_outputs ? out_slots_ : in_slots_;
   int8_t seen = 0;
-  auto visit = [&](std::size_t k) {
+  // Paddle's einsum outer product: the first input with a split dim is the only one proposing.
+  int only = -1;
+  if (!from_outputs && rule_.options.outer_first_split && eq_text_ && eq_.outer)
+    for (std::size_t k = 0; k < bound.size() && only < 0; ++k)
+      if (bound[k].t)
+        for (const MeshDims& m : bound[k].t->attr.dims())
+          if (!m.empty()) only = static_cast<int>(k);
+  const bool claim = rule_.options.replicated_claim || (from_outputs && rule_.options.reverse_replicated_claim);
+  // Source order: the tensors in bound order, or the arguments the rule lists in its order
+  // (source_order going forward, reverse_sources in reverse), list elements in theirs.
+  SmallVec<uint8_t, kMaxTensors> order;
+  auto add_arg = [&](const ArgRange& r) {
+    for (int k = r.first; k < r.first + r.count; ++k) order.push_back(static_cast<uint8_t>(k));
+  };
+  if (from_outputs && rule_.options.reverse_sources[0]) {
+    for (uint8_t a : rule_.options.reverse_sources) {
+      if (!a || a > out_args_.size()) break;
+      add_arg(out_args_[a - 1]);
+    }
+  } else if (!from_outputs && rule_.options.source_count) {
+    for (int i = 0; i < rule_.options.source_count; ++i) {
+      const int arg = static_cast<int>((rule_.options.source_order >> (4 * i)) & 15u);
+      if (arg < static_cast<int>(in_args_.size())) add_arg(in_args_[arg]);
+    }
+  } else {
+    for (std::size_t k = 0; k < bound.size(); ++k) order.push_back(static_cast<uint8_t>(k));
+  }
+  for (uint8_t k : order) {
     const DistMetaTensor* t = bound[k].t;
-    if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) return;
+    if (!t || (!from_outputs && !((rule_.options.sources >> bound[k].pattern) & 1u))) continue;
+    if (only >= 0 && static_cast<int>(k) != only) continue;
     for (std::size_t d = 0; d < slots[k].size(); ++d) {
       const Slot& slot = slots[k][d];
       if (slot.n == 0) continue;
@@ -634,24 +746,13 @@ void EinsumCall::collect(bool from_outputs) {
       }
       if (factors_[f].seen < 0) factors_[f].seen = seen++;
       // A dim forced whole claims nothing (unless the rule merges first and replicates after).
-      if (factors_[f].need_replication && !(from_outputs && rule_.options.reverse_replicated_claim)) continue;
+      if (factors_[f].need_replication && !claim) continue;
       // A dim the op creates (an output letter in no input pattern) is born whole: in reverse, a
       // given output's split of it is one no input layout produces, so it proposes nothing.
       if (factors_[f].born) continue;
       if (!t->attr.dim(d).empty())
         proposals_.push_back({static_cast<uint8_t>(f), static_cast<uint8_t>(k), t->attr.dim(d)});
     }
-  };
-  if (from_outputs || rule_.options.source_count == 0) {
-    for (std::size_t k = 0; k < bound.size(); ++k) visit(k);
-    return;
-  }
-  // Sources in the rule's order (an argument's list elements in their order).
-  for (int i = 0; i < rule_.options.source_count; ++i) {
-    const int arg = static_cast<int>((rule_.options.source_order >> (4 * i)) & 15u);
-    if (arg >= static_cast<int>(in_args_.size())) continue;
-    const ArgRange& r = in_args_[arg];
-    for (int k = r.first; k < r.first + r.count; ++k) visit(static_cast<std::size_t>(k));
   }
 }
 
@@ -986,6 +1087,13 @@ void EinsumCall::merge(bool from_outputs) {
     case Merge::kMatmul: merge_matmul(); break;
     case Merge::kAlign: break;  // handled above
   }
+  if (rule_.options.no_partial_letters) {
+    bool partial = false;
+    for (const Factor& f : factors_) partial |= !f.in_output && !f.mesh.empty() && !f.need_replication;
+    if (partial)
+      for (Factor& f : factors_)
+        if (!f.in_output || (f.letter && (rule_.options.no_partial_letters >> (f.letter - 'a') & 1u))) f.mesh.clear();
+  }
   for (Factor& f : factors_) {
     if (f.need_replication || (f.size == 1 && rule_.options.ones != Ones::kKeep)) f.mesh.clear();
     // An average of uneven shards is not the average: such a split must divide evenly.
@@ -1062,6 +1170,46 @@ uint64_t EinsumCall::partial_keepers() const {
   return 0;
 }
 
+// Does output `out` lack factor `factor`: no dim of it that could carry the factor's split?
+bool EinsumCall::lacks(std::size_t out, int factor) const {
+  for (const Slot& slot : out_slots_[out]) {
+    if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    for (int i = 0; i < slot.n; ++i)
+      if (slot.f[i] == factor) return false;
+  }
+  return true;
+}
+
+// The mesh dims output `out` is partial over (forward): those of the split factors it lacks,
+// among the factors of the inputs it depends on (per_output_partial, depends), or of the factors
+// in no output.
+uint8_t EinsumCall::output_partial(std::size_t out, ReduceType* types) const {
+  const auto& depends = rule_.options.depends;
+  const uint32_t inputs = out_[out].pattern < depends.size() ? depends[out_[out].pattern] : ~0u;
+  // An output `depends` does not list (~0u) follows the global rule: partial over the factors
+  // in no output (a kernel that reduces internally, as c_softmax's loss).
+  const bool per_output = rule_.options.per_output_partial || inputs != ~0u;
+  uint8_t mask = 0;
+  for (std::size_t k = 0; k < factors_.size(); ++k) {
+    const Factor& f = factors_[k];
+    if (f.mesh.empty() || static_cast<int>(k) == one_factor_) continue;  // the anonymous factor splits nothing
+    bool contracted = !per_output && !f.in_output;
+    if (per_output && lacks(out, static_cast<int>(k))) {
+      for (std::size_t i = 0; i < in_.size() && !contracted; ++i) {
+        if (!in_[i].t || !(inputs >> in_[i].pattern & 1u)) continue;
+        for (const Slot& slot : in_slots_[i])
+          for (int j = 0; j < slot.n; ++j) contracted |= slot.f[j] == k;
+      }
+    }
+    if (!contracted) continue;
+    for (int8_t m : f.mesh) {
+      mask |= static_cast<uint8_t>(1u << m);
+      types[m] = f.has_reduce ? f.reduce : rule_.options.partial;
+    }
+  }
+  return mask;
+}
+
 SpmdInfo EinsumCall::build(bool forward) {
   SpmdInfo info;
   info.inputs.reserve(in_args_.size());
@@ -1105,9 +1253,23 @@ SpmdInfo EinsumCall::build(bool forward) {
     }
     return a;
   };
-  for (const ArgRange& r : in_args_) {
+  // An input added into an output takes that output's pending partial status.
+  auto accumulated = [&](int arg, TensorDistAttr& a) {
+    if (!forward || !a.mesh()) return;
+    for (const Edit& e : edits_) {
+      if (e.kind != Edit::kAccumulate || e.arg != arg || out_args_[e.axis].count == 0) continue;
+      ReduceType types[kMaxMeshDims] = {};
+      const uint8_t mask = output_partial(out_args_[e.axis].first, types);
+      for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m)
+        if (mask >> m & 1u) a.set_partial(m, types[m]);
+    }
+  };
+  for (std::size_t j = 0; j < in_args_.size(); ++j) {
+    const ArgRange& r = in_args_[j];
+    if (rule_.options.unreturned >> j & 1u) continue;
     if (!r.list) {
       info.inputs.emplace_back(r.count ? input_attr(r.first) : TensorDistAttr());
+      accumulated(static_cast<int>(j), std::get<TensorDistAttr>(info.inputs.back()));
       continue;
     }
     if (rule_.options.flat_list_inputs) {
@@ -1129,38 +1291,16 @@ SpmdInfo EinsumCall::build(bool forward) {
       }
     }
   }
-  const auto& depends = rule_.options.depends;  // empty with per_output_partial: every input
-  const bool per_output = forward && (!depends.empty() || rule_.options.per_output_partial);
-  uint32_t factor_args[kMaxFactors] = {};  // per factor, a bit per input argument that has it
-  if (per_output)
-    for (std::size_t k = 0; k < in_.size(); ++k)
-      for (const Slot& slot : in_slots_[k])
-        for (int f = 0; f < slot.n; ++f) factor_args[slot.f[f]] |= 1u << in_[k].pattern;
+  const bool per_output = forward && (rule_.options.per_output_partial || !rule_.options.depends.empty());
   auto output_attr = [&](int k) {
+    if (out_absent_[k]) return TensorDistAttr(mesh_, 0);
     TensorDistAttr a = layout(out_slots_[k], out_[k].t);
     uint8_t mask = partial_mask;
     ReduceType types[kMaxMeshDims] = {};
-    const ReduceType* type = partial_type;
-    if (per_output) {
-      // This output sums over the split factors of the inputs it is computed from that it lacks.
-      const uint32_t from = out_[k].pattern < depends.size() ? depends[out_[k].pattern] : ~0u;
-      uint64_t here = 0;
-      for (const Slot& slot : out_slots_[k])
-        for (int f = 0; f < slot.n; ++f) here |= uint64_t{1} << slot.f[f];
-      mask = 0;
-      for (std::size_t f = 0; f < factors_.size(); ++f) {
-        if ((here >> f & 1u) || static_cast<int>(f) == one_factor_ || factors_[f].mesh.empty() ||
-            !(factor_args[f] & from))
-          continue;
-        for (int8_t m : factors_[f].mesh) {
-          mask |= static_cast<uint8_t>(1u << m);
-          types[m] = factors_[f].has_reduce ? factors_[f].reduce : rule_.options.partial;
-        }
-      }
-      type = types;
-    }
+    for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) types[m] = partial_type[m];
+    if (per_output) mask = output_partial(static_cast<std::size_t>(k), types);
     for (int m = 0; m < static_cast<int>(kMaxMeshDims); ++m) {
-      if (mask & (1u << m)) a.set_partial(m, type[m]);
+      if (mask & (1u << m)) a.set_partial(m, types[m]);
       else if (carried_mask & (1u << m)) a.set_partial(m, carried_type[m]);
       else if (align && ((align_partial_mask_ >> m) & 1u)) a.set_partial(m, align_partial_type_[m]);
     }

@@ -70,8 +70,20 @@ struct EinsumOptions {
   bool mismatch_replicated = false;       // a factor whose sizes differ between tensors is never split;
                                           // its splits claim mesh dims as one anonymous factor (Paddle's
                                           // '1' axes, put_along_axis) instead of raising
-  bool per_output_partial = false;        // `depends` with every input for every output, without
-                                          // narrowing conflicts (moe_combine_grad)
+  bool per_output_partial = false;        // each output is partial over the split factors it lacks
+                                          // (grads: `depends` with every input, conflicts not narrowed)
+  // The options below are off by default; docs/spec_language.md names their YAML keys.
+  bool replicated_claim = false;          // both directions: a dim forced whole still claims its mesh
+                                          // dim before it is made whole (merge, then replicate)
+  uint32_t no_partial_letters = 0;        // the outputs may not be partial: when a contracted factor
+                                          // stays split, it and these letters (bit 0 = 'a') are made
+                                          // whole instead
+  bool outer_first_split = false;         // an outer product (EinsumCall::equation): only the first
+                                          // input that is split proposes
+  uint32_t unreturned = 0;                // inputs (a bit per argument) the signature takes but the
+                                          // rule neither binds nor returns
+  uint8_t reverse_sources[8] = {};        // reverse: the outputs that propose, in this order (output
+                                          // argument + 1; 0 ends the list; empty: every output)
 };
 
 struct EinsumRule {
@@ -139,6 +151,19 @@ class EinsumCall {
   // After the merge: when factor `trigger` ends up split, factor `letter` is made whole (Paddle's
   // moe_combine never splits the hidden dim together with k).
   EinsumCall& unsplit_if_split(char letter, char trigger);
+  // The notation's '*' and '@' patterns come from this einsum equation (an attribute): '*' gives
+  // a list argument one operand pattern per tensor, '@' is the result pattern.
+  EinsumCall& equation(const std::string& text, const char* attr);
+  // Output `output` has the resolved pattern of input `input` (rank, size-1 dims and all; list
+  // arguments element by element): a grad has its operand's shape. Like an absent optional
+  // input, it is absent too (an empty layout).
+  EinsumCall& like(int output, int input);
+  // Output `output` is a scratch buffer of no defined shape (Paddle's reserve_space): it gets an
+  // empty layout, never partial.
+  EinsumCall& workspace(int output);
+  // Input `input` is added into output `output`: it takes the output's pending partial status
+  // (each rank adds its addend), as a bias added to a partial product must.
+  EinsumCall& accumulate(int input, int output);
 
   SpmdInfo forward();
   SpmdInfo reverse();
@@ -165,7 +190,8 @@ class EinsumCall {
   };
   struct Edit {
     enum Kind : uint8_t {
-      kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kWhole, kUnbroadcast, kUnsplitIf
+      kTranspose, kReplicateAxes, kReplicateLetter, kReduce, kPermute, kInsert, kWhole, kUnbroadcast, kUnsplitIf,
+      kLike, kAccumulate, kWorkspace
     } kind;
     int arg;
     const std::vector<int64_t>* axes;
@@ -225,12 +251,18 @@ class EinsumCall {
   int64_t norm_axis(int64_t axis, std::size_t rank, const char* attr, int arg) const;
   void prepare_outputs();
   uint64_t partial_keepers() const;
+  const Pattern& input_pattern(std::size_t k) const;
+  const Pattern& output_pattern(std::size_t k) const;
+  const Pattern& placeholder(const Pattern& p, int list_pos, bool is_input, int arg) const;
+  bool lacks(std::size_t out, int factor) const;
+  uint8_t output_partial(std::size_t out, ReduceType* types) const;
 
   const EinsumRule& rule_;
   SmallVec<Bound, kMaxTensors> in_, out_;
   SmallVec<ArgRange, kMaxTensors> in_args_, out_args_;
   SmallVec<Slots, kMaxTensors> in_slots_, out_slots_;
   SmallVec<bool, kMaxTensors> out_overridden_;
+  SmallVec<bool, kMaxTensors> out_absent_;   // like an absent input
   SmallVec<int64_t, kMaxTensors> out_count_;
   SmallVec<Factor, kMaxFactors> factors_;
   int8_t letter_factor_[26];
@@ -246,6 +278,9 @@ class EinsumCall {
   bool narrow_conflicts_ = false;  // `depends`: only factors that meet in a tensor compete
   uint64_t meets_[kMaxFactors];    // per factor, the factors it meets (set by build_meets)
   MeshPtr mesh_;
+  const std::string* eq_text_ = nullptr;  // the equation given by equation(), parsed into eq_
+  const char* eq_attr_ = nullptr;
+  Equation eq_;
 };
 
 }  // namespace spmd

@@ -11,7 +11,10 @@
 namespace spmd {
 
 struct NotationItem {
-  enum Kind : uint8_t { kLetter, kEllipsis, kGroup, kFlatGroup, kOne, kRest };  // kRest: '*'
+  // kRest ('_') is the tensor's remaining dims, each its own and whole (generic rules).
+  // kOperands ('*') and kResult ('@') stand for a whole pattern given at call time by an einsum
+  // equation attribute (EinsumCall::equation): its operand patterns, one per tensor, or its result.
+  enum Kind : uint8_t { kLetter, kEllipsis, kGroup, kFlatGroup, kOne, kRest, kOperands, kResult };
   Kind kind;
   char name;       // letter a-z, group A-Z; 0 for ellipsis and one
   bool optional;   // letter?
@@ -24,6 +27,20 @@ struct Notation {
   std::vector<Pattern> outputs;
   // Throws ValueError naming `op` on a malformed notation.
   static Notation parse(const std::string& op, const std::string& text);
+};
+
+// An einsum equation given at call time ("ij,jk->ik", "...ij,...jk", "ii->i"), parsed into
+// fixed-size patterns (no heap on the good path). Labels a-z and A-Z are renamed to letters in
+// order of first appearance; a label repeated within one operand (a diagonal) becomes a dim that
+// is never split, in every operand and in the result (Paddle's rule); without "->" the result is
+// numpy's: "..." if any operand has it, then the labels used once, in character order.
+constexpr std::size_t kMaxOperands = 8;
+struct Equation {
+  SmallVec<Pattern, kMaxOperands> operands;
+  Pattern result;
+  bool outer = false;  // two operands, no shared or repeated label, no ellipsis, nothing summed
+  // Throws ValueError naming `op` and the attribute on a malformed equation.
+  void parse(const std::string& op, const char* attr, const std::string& text);
 };
 
 }  // namespace spmd

@@ -304,7 +304,7 @@ def test_new_spec_keys_render(tmp_path):
     d = tmp_path / "rules_yaml"
     d.mkdir()
     spec = GATHER_ND.replace('"G B, I k -> I B"', '"G h, I k -> I h"')
-    (d / "ops.yaml").write_text(textwrap.dedent(spec + "  mismatch: replicate\n  partial_per_output: true\n"
+    (d / "ops.yaml").write_text(textwrap.dedent(spec + "  mismatch: replicate\n  contraction: per_output\n"
                                                 "  unsplit_if_split: {h: k}\n  replicate_after_merge: [k]\n"))
     cc = render(load_specs(d))["rules_ops.cc"]
     assert "call.group_length('G', group_length_from_dim(rule.op, \"index\", index, -1));" in cc

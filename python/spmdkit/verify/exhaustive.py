@@ -58,9 +58,25 @@ def run_exhaustive(backend, spec: OpSpec, mesh_shape=(2, 2), draws: int = 2, see
             tally.notes.append(str(e))
             continue
         per_tensor = [input_candidates(t, mesh_shape, types, multi, even) for _, _, t in ex.tensors]
-        combos = list(product(*per_tensor))
-        if len(combos) > max_combos:
-            combos = [combos[i] for i in sorted(rng.choice(len(combos), max_combos, replace=False))]
+        total = 1
+        for c in per_tensor:
+            total *= len(c)
+        if total <= max_combos:
+            combos = list(product(*per_tensor))
+        else:  # too many to list (8 tensors: ~40^8): draw distinct combinations by index
+            picks = set()
+            while len(picks) < max_combos:
+                picks.add(int(rng.integers(total)) if total < 2 ** 63 else tuple(int(rng.integers(len(c))) for c in per_tensor))
+            combos = []
+            for k in sorted(picks, key=str):
+                if isinstance(k, tuple):
+                    combos.append(tuple(c[i] for c, i in zip(per_tensor, k)))
+                    continue
+                combo = []
+                for c in reversed(per_tensor):  # mixed radix, last tensor fastest (as product orders them)
+                    k, i = divmod(k, len(c))
+                    combo.append(c[i])
+                combos.append(tuple(reversed(combo)))
         for combo in combos:
             given = _nest(sample.inputs, combo)
             outs = [TensorArg(s, Placement.replicated(len(s))) for s in ex.output_shapes] if spec.forward_outputs else []

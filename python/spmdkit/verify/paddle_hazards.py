@@ -14,6 +14,9 @@ HAZARDS: dict[str, list[tuple[Callable[[str, list], bool], str]]] = {
     "cumsum": [(lambda fn, attrs: attrs[0] < 0,
                 "CumSumInferSpmd indexes the dims mapping with a negative axis: heap corruption "
                 "('free(): invalid pointer'), or an abort for axis -1")],
+    "einsum": [(lambda fn, attrs: "->" not in attrs[-1] or attrs[-1].replace(" ", "") == "->",
+                "EinsumInferSpmd / EinsumGradInferSpmd read the part after '->' without checking that "
+                "there is one: an implicit result (no '->') or the equation '->' segfaults")],
 }
 
 
@@ -38,6 +41,21 @@ def _split(t, dim: int) -> bool:
     return t is not None and not isinstance(t, list) and bool(t.placement.dims[dim])
 
 
+def _einsum_reads_past_mapping(fn: str, attrs: list, tensors: list) -> bool:
+    """Paddle's einsum rule takes each '.' of '...' for a label: an operand (or, in the grad, the
+    out_grad) with fewer than three dims under its ellipsis is read past its dims mapping."""
+    eq = attrs[-1]
+    if "..." not in eq or "->" not in eq:
+        return False
+    lhs, rhs = eq.replace(" ", "").split("->", 1)
+    pats = lhs.split(",")
+    xs = tensors[0] if tensors and isinstance(tensors[0], list) else []
+    pairs = list(zip(pats, xs))
+    if fn == "grad" and len(tensors) > 2 and tensors[2] is not None:
+        pairs.append((rhs, tensors[2]))
+    return any("..." in p and t is not None and len(t.shape) - (len(p) - 3) < 3 for p, t in pairs)
+
+
 # Hazards that depend on the tensors: rule name -> [(predicate over (function, attrs, tensors,
 # mesh_shape), what Paddle does)]; `tensors` are the call's positional tensors (TensorArg, a list
 # of them, or None), inputs then (reverse rules) outputs.
@@ -49,6 +67,13 @@ TENSOR_HAZARDS: dict[str, list[tuple[Callable[[str, list, list, tuple], bool], s
                      and (_split(ts[1], 1) or _split(ts[2], 1)),
                      "MoECombineInferSpmd marks the output partial on mesh dim 1 whenever k is split, which "
                      "a 1-D mesh does not have: segmentation fault")],
+    "einsum": [(lambda fn, attrs, ts, mesh: _einsum_reads_past_mapping(fn, attrs, ts),
+                "EinsumInferSpmd takes each '.' of '...' for a label and reads the dims mapping of an operand "
+                "with fewer than three dims under the ellipsis past its end (garbage mesh dims)")],
+    "instance_norm": [(lambda fn, attrs, ts, mesh: ts and ts[0] is not None and len(ts[0].shape) < 4,
+                       "InstanceNormInferSpmd and its grad write dims 2 and 3 of x's dims mapping without "
+                       "checking the rank: x of rank < 4 corrupts the heap ('free(): invalid pointer', "
+                       "'malloc(): memory corruption')")],
     "default_data_parallel": [(lambda fn, attrs, ts, mesh: _has_0d(ts), _DIM0)],
     "default_": [(lambda fn, attrs, ts, mesh: _has_0d(ts), _DIM0)],
 }

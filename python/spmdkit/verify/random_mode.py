@@ -9,6 +9,7 @@ import numpy as np
 from .backends import RuleCall, RuleRejected
 from .cases import Case, fill_attrs
 from .outcome import Tally, case_tags, counterexample
+from .placement import Placement
 from .samplers import SAMPLERS, Options, random_mesh, tensor
 from .simulate import BadCase, Execution, verify_placements
 from .specs import OpSpec
@@ -42,6 +43,9 @@ def check_call(backend, case: Case, ex: Execution):
     ins, outs = backend.infer(call)
     if ex.spec.flat_results:
         ins = _nest_flat(case.inputs, ins)
+    ins = with_unreturned(ex.spec, case.inputs, ins)
+    # A list output (einsum_grad's x_grad) is one kernel result per element.
+    outs = [q for o in outs for q in (o if isinstance(o, list) else [o])]
     return ins, outs, verify_placements(ex, ins, outs)
 
 
@@ -53,6 +57,22 @@ def _nest_flat(inputs: list, placements: list) -> list:
         return placements
     it = iter(placements)
     return [[next(it) for _ in a] if isinstance(a, list) else (None if a is None else next(it)) for a in inputs]
+
+
+def with_unreturned(spec: OpSpec, inputs: list, ins: list) -> list:
+    """The inferred input placements with the inputs the rule takes but does not return (Paddle's
+    grads leave out tensors they do not read) put back, whole: the kernel does not read them."""
+    if not spec.unreturned or len(ins) != len(inputs) - len(spec.unreturned):
+        return ins
+    out, it = [], iter(ins)
+    for pos, a in enumerate(inputs):
+        if pos not in spec.unreturned:
+            out.append(next(it))
+        elif isinstance(a, list):
+            out.append([Placement.replicated(len(t.shape)) for t in a])
+        else:
+            out.append(None if a is None else Placement.replicated(len(a.shape)))
+    return out
 
 
 def run_random(backend, spec: OpSpec, specs: dict[str, OpSpec], cases: int = 100, seed: int = 0,

@@ -95,6 +95,14 @@ class Execution:
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(np.asarray(o) for o in outs)
 
+    def output_name(self, k: int) -> str:
+        """Output k's name; the kernel's results past the spec's outputs are the elements of a
+        list output (the last one, einsum_grad's x_grad[])."""
+        names = self.spec.outputs
+        if len(self.dense) == len(names) or k < len(names) - 1:
+            return names[k]
+        return f"{names[-1].rstrip('[]')}[{k - len(names) + 1}]"
+
     @property
     def output_shapes(self) -> list[tuple[int, ...]]:
         return [o.shape for o in self.dense]
@@ -103,8 +111,8 @@ class Execution:
         """coords -> that rank's outputs, its inputs cut per `in_placements` ({(pos, i): P})."""
         addends = {key: partial_addends(self.values[key], p.partial, self.mesh_shape, self.rng)
                    for key, p in in_placements.items()}
-        results = {}
-        for c in np.ndindex(*self.mesh_shape):
+        results, shards = {}, {}
+        for c in np.ndindex(*self.mesh_shape):  # every rank's shards first: ctx.gather reads its peers'
             local, offsets = {}, {}
             for (pos, i, t) in self.tensors:
                 p = in_placements[(pos, i)]
@@ -112,12 +120,19 @@ class Execution:
                 bounds = local_bounds(t.shape, p, self.mesh_shape, c)
                 local[(pos, i)] = value[tuple(slice(a, b) for a, b in bounds)]
                 offsets[self._key_name(pos, i)] = tuple(a for a, _ in bounds)
+            shards[c] = (local, offsets)
+        by_name = {self._key_name(pos, i): (pos, i) for pos, i, _ in self.tensors}
+        for c in np.ndindex(*self.mesh_shape):
+            local, offsets = shards[c]
             attrs = dict(self.attrs)
             for attr, out_name in self.spec.local_attrs.items():
                 k = self.spec.outputs.index(out_name)
                 attrs[attr] = list(local_shape(self.dense[k].shape, out_placements[k], self.mesh_shape, c))
             try:
-                results[c] = self._run(local, RankContext(c, offsets, self._global_shapes()), attrs)
+                ctx = RankContext(c, offsets, self._global_shapes(), self.mesh_shape,
+                                  {n: in_placements[k] for n, k in by_name.items()},
+                                  {n: (lambda d, k=k: shards[d][0][k]) for n, k in by_name.items()})
+                results[c] = self._run(local, ctx, attrs)
             except Exception as e:  # noqa: BLE001 - a rank that cannot compute disproves the rule
                 raise RankFailure(f"rank {c}: the kernel fails on its shards: {e}") from e
             if len(results[c]) != len(self.dense):

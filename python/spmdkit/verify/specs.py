@@ -78,6 +78,7 @@ class OpSpec:
         if self.list_output:
             return f"{self.outputs[0][:-2]}[{k}]"
         return self.outputs[k] if k < len(self.outputs) else f"output {k}"
+    unreturned: tuple[int, ...] = ()  # input positions the rule takes but does not return
 
     @property
     def input_names(self) -> list[str]:
@@ -101,7 +102,9 @@ def _parse(entry: dict, source: str) -> OpSpec:
         kernel=verify.get("kernel"), sampler=verify.get("sampler"),
         local_attrs=dict(verify.get("local_attrs") or {}), source=source,
         draws=int(verify.get("draws", 1)), forward_outputs=bool(entry.get("forward_outputs")),
-        flat_results=entry.get("results") == "flat")
+        flat_results=entry.get("results") == "flat",
+        unreturned=tuple(i for i, d in enumerate(entry.get("inputs", [])) if d.rstrip("?[]") in
+                         set(entry.get("unreturned") or [])))
 
 
 @lru_cache(maxsize=None)
