@@ -1,3 +1,7 @@
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 
 from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr
@@ -34,3 +38,26 @@ def mesh3d():
 @pytest.fixture
 def spec():
     return make_spec
+
+
+@pytest.fixture
+def load_rules(tmp_path):
+    """Loads YAML rule text as the generator loads rules_yaml/FILE (schema and notation checks
+    included): load(text, file="ops.yaml") -> specs. Spec errors name `rules_yaml/FILE`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import load_specs
+
+    def load(text, file="ops.yaml"):
+        d = tmp_path / "rules_yaml"
+        d.mkdir(exist_ok=True)
+        (d / file).write_text(textwrap.dedent(text))
+        return load_specs(d)
+    return load
+
+
+@pytest.fixture
+def spec_error():
+    """The generator's SpecError class."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from codegen.spec import SpecError
+    return SpecError

@@ -296,17 +296,6 @@ def test_flash_attention_grad(mesh2d, spec):
 
 
 # ---- the spec-language keys these rules use: errors name the file, the entry and the key ----
-def _load(tmp_path, text):
-    import sys
-    import textwrap
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from codegen.spec import load_specs
-    d = tmp_path / "rules_yaml"
-    d.mkdir(exist_ok=True)
-    (d / "ops.yaml").write_text(textwrap.dedent(text))
-    return load_specs(d)
-
 
 @pytest.mark.parametrize("body, message", [
     ('  einsum: "* -> @"', "pattern '\\*' needs 'equation'"),
@@ -321,17 +310,16 @@ def _load(tmp_path, text):
     ('  einsum: "i -> i"\n  depends: {out: [z]}', "'depends' names 'z', which is not an input"),
     ('  einsum: "i -> i"\n  reverse_sources: [x]', "'reverse_sources' names 'x', which is not an output"),
 ])
-def test_spec_errors_of_the_new_keys(tmp_path, body, message):
-    from codegen.spec import SpecError
+def test_spec_errors_of_the_new_keys(load_rules, spec_error, body, message):
     text = ("- op: probe\n  inputs: [x]\n  outputs: [out]\n  attrs: {n: int = 0, eq: str = \"i->i\", flag: bool = false}\n"
             + body + "\n")
-    with pytest.raises(SpecError, match="rules_yaml/ops.yaml: entry 'probe': .*" + message):
-        _load(tmp_path, text)
+    with pytest.raises(spec_error, match="rules_yaml/ops.yaml: entry 'probe': .*" + message):
+        load_rules(text)
 
 
-def test_variant_conditions_compile_to_cpp(tmp_path):
+def test_variant_conditions_compile_to_cpp(load_rules):
     from codegen.emit import render
-    specs = _load(tmp_path, """
+    specs = load_rules("""
         - op: probe
           inputs: ["xs[]", "k?"]
           outputs: [out]

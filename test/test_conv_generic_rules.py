@@ -246,22 +246,10 @@ CONV_SPEC = """
 """
 
 
-def _load(tmp_path, text):
-    import sys
-    import textwrap
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from codegen.spec import load_specs
-    d = tmp_path / "rules_yaml"
-    d.mkdir(exist_ok=True)
-    (d / "ops.yaml").write_text(textwrap.dedent(text))
-    return load_specs(d)
-
-
-def test_when_compares_string_attributes(tmp_path):
+def test_when_compares_string_attributes(load_rules):
     pytest.importorskip("jinja2")
     from codegen.emit import render
-    cc = render(_load(tmp_path, CONV_SPEC))["rules_ops.cc"]
+    cc = render(load_rules(CONV_SPEC))["rules_ops.cc"]
     assert ('const EinsumRule& rule = (groups != 1) ? my_conv_rule_2() : '
             '(data_format == "NHWC" || data_format == "NDHWC") ? my_conv_rule_1() : my_conv_rule();') in cc
     assert "if (groups != 1) {" in cc and "call.replicate_letter('e');" in cc
@@ -283,8 +271,7 @@ def test_when_compares_string_attributes(tmp_path):
   einsum: "b _ -> b _"
 """, "an output pattern with '_' needs 'forward_outputs: true'"),
 ])
-def test_new_spec_keys_are_checked(tmp_path, bad, message):
-    from codegen.spec import SpecError
-    with pytest.raises(SpecError) as e:
-        _load(tmp_path, bad)
+def test_new_spec_keys_are_checked(load_rules, spec_error, bad, message):
+    with pytest.raises(spec_error) as e:
+        load_rules(bad)
     assert str(e.value).startswith("rules_yaml/ops.yaml: entry '") and message in str(e.value), str(e.value)

@@ -280,33 +280,17 @@ GATHER_ND = """
     (GATHER_ND + "  mismatch: drop\n", "mismatch: 'drop' is not one of ['replicate']"),
     (GATHER_ND.replace('"G B, I k -> I B"', '"G B, I J k -> I B"'), "a pattern may have one dim group of unknown length"),
 ])
-def test_new_spec_keys_are_checked(tmp_path, bad, message):
-    import sys
-    import textwrap
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from codegen.spec import SpecError, load_specs
-    d = tmp_path / "rules_yaml"
-    d.mkdir()
-    (d / "ops.yaml").write_text(textwrap.dedent(bad))
-    with pytest.raises(SpecError) as e:
-        load_specs(d)
+def test_new_spec_keys_are_checked(load_rules, spec_error, bad, message):
+    with pytest.raises(spec_error) as e:
+        load_rules(bad)
     assert str(e.value).startswith("rules_yaml/ops.yaml: entry 'my_gather_nd'") and message in str(e.value), str(e.value)
 
 
-def test_new_spec_keys_render(tmp_path):
-    import sys
-    import textwrap
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+def test_new_spec_keys_render(load_rules):
     from codegen.emit import render
-    from codegen.spec import load_specs
-    d = tmp_path / "rules_yaml"
-    d.mkdir()
     spec = GATHER_ND.replace('"G B, I k -> I B"', '"G h, I k -> I h"')
-    (d / "ops.yaml").write_text(textwrap.dedent(spec + "  mismatch: replicate\n  contraction: per_output\n"
-                                                "  unsplit_if_split: {h: k}\n  replicate_after_merge: [k]\n"))
-    cc = render(load_specs(d))["rules_ops.cc"]
+    cc = render(load_rules(spec + "  mismatch: replicate\n  contraction: per_output\n"
+                           "  unsplit_if_split: {h: k}\n  replicate_after_merge: [k]\n"))["rules_ops.cc"]
     assert "call.group_length('G', group_length_from_dim(rule.op, \"index\", index, -1));" in cc
     assert "o.mismatch_replicated = true;" in cc and "o.per_output_partial = true;" in cc
     assert "call.unsplit_if_split('h', 'k');" in cc and "call.unsplit_if_split('k', 'k');" in cc

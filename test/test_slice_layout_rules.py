@@ -326,17 +326,9 @@ def test_bad_attribute_type_raises_type_error(mesh2d, spec):
   unbroadcast: {x_grad: x}
 """, ["'unbroadcast' names 'x_grad'"]),
 ])
-def test_new_spec_keys_are_checked(tmp_path, entry, words):
-    import sys
-    import textwrap
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from codegen.spec import SpecError, load_specs
-    d = tmp_path / "rules_yaml"
-    d.mkdir()
-    (d / "fam.yaml").write_text(textwrap.dedent(entry))
-    with pytest.raises(SpecError) as e:
-        load_specs(d)
+def test_new_spec_keys_are_checked(load_rules, spec_error, entry, words):
+    with pytest.raises(spec_error) as e:
+        load_rules(entry, "fam.yaml")
     assert "fam.yaml: entry 'bad'" in str(e.value)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
