@@ -167,14 +167,6 @@ def pad_grad(rng, mesh, opts):
                   {"paddings": p, "pad_value": int(rng.integers(0, 3))})
 
 
-@sampler
-def expand_as_grad(rng, mesh, opts):
-    out = random_shape(rng, _rank(rng, 1, 4), mesh)
-    keep = int(rng.integers(1, len(out) + 1))
-    xs = tuple(1 if rng.random() < 0.4 else n for n in out[len(out) - keep:])
-    return Sample([tensor(rng, xs, mesh, opts), tensor(rng, out, mesh, opts)], {"target_shape": list(out)})
-
-
 def _range(rng, n):
     """(start, end) of a non-empty range of a dim of size n, in one of Paddle's spellings:
     negative bounds count from the end, an end past the dim clamps."""
