@@ -12,11 +12,10 @@ EinsumOptions legacy_keep() {
 }
 
 // Every tensor whole: the rule checks x and lays out tensors of the given ranks replicated.
-SpmdInfo all_whole(const char* op, const DistMetaTensor& x, std::initializer_list<int> out_ranks) {
+SpmdInfo all_whole(const DistMetaTensor& x, std::initializer_list<int> out_ranks) {
   // EinsumCall validates x (mapping length, mesh dims) and replicates its group.
-  static const EinsumRule unique_rule("unique", "X -> X", {"x"}, {"out"}, legacy_keep());
-  static const EinsumRule nonzero_rule("nonzero", "X -> X", {"x"}, {"out"}, legacy_keep());
-  EinsumCall call(std::string(op) == "unique" ? unique_rule : nonzero_rule);
+  static const EinsumRule rule("unique", "X -> X", {"x"}, {"out"}, legacy_keep());
+  EinsumCall call(rule);
   call.input(0, x);
   call.replicate_letter('X');
   SpmdInfo info = call.forward();
@@ -33,15 +32,7 @@ SpmdInfo UniqueSpmd(const DistMetaTensor& x, bool return_index, bool return_inve
   // out keeps x's rank when unique runs along an axis, else it is 1-D; the optional outputs are
   // 1-D, and rank-0 placeholders when not asked for (as Paddle returns them).
   const int out_rank = axis.empty() ? 1 : static_cast<int>(x.rank());
-  return all_whole("unique", x, {out_rank, return_index ? 1 : 0, return_inverse ? 1 : 0, return_counts ? 1 : 0});
-}
-
-SpmdInfo NonzeroSpmd(const DistMetaTensor& x) { return all_whole("nonzero", x, {2}); }
-
-SpmdInfo NonzeroSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& out) {
-  if (out.rank() != 2)
-    throw ValueError("nonzero: output 'out' has rank " + std::to_string(out.rank()) + ", but must have rank 2");
-  return all_whole("nonzero", x, {2});
+  return all_whole(x, {out_rank, return_index ? 1 : 0, return_inverse ? 1 : 0, return_counts ? 1 : 0});
 }
 
 }  // namespace spmd

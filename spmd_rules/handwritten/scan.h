@@ -1,7 +1,6 @@
-// Hand-written scan and data-dependent rules (rules_yaml/scan.yaml):
-// * cumsum: with flatten the output is x flattened to 1-D (whole), otherwise the scan axis is
-//   whole; the spec language has no attribute-chosen output shape;
-// * unique, nonzero: data-dependent output shapes, so every tensor is whole (as in Paddle).
+// Hand-written scan-family rule (rules_yaml/scan.yaml): unique's outputs are data-dependent and
+// their ranks depend on three flags and the axis list (rank-0 placeholders for outputs not asked
+// for, as Paddle returns them); every tensor is whole.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,7 +12,5 @@ namespace spmd {
 
 SpmdInfo UniqueSpmd(const DistMetaTensor& x, bool return_index, bool return_inverse, bool return_counts,
                     const std::vector<int64_t>& axis, const std::string& dtype);
-SpmdInfo NonzeroSpmd(const DistMetaTensor& x);
-SpmdInfo NonzeroSpmdReverse(const DistMetaTensor& x, const DistMetaTensor& out);
 
 }  // namespace spmd
