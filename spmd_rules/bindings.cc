@@ -369,6 +369,10 @@ PYBIND11_MODULE(_core, m) {
              return DistMetaTensor(shape_from(shape), attr);
            }),
            py::arg("shape"), py::arg("dist_attr"))
+      // Paddle's tests copy a spec and then change the copy (reverse tests start from a forward spec).
+      .def(py::init([](const DistMetaTensor& other) { return other; }), py::arg("other"))
+      .def("__copy__", [](const DistMetaTensor& t) { return t; })
+      .def("__deepcopy__", [](const DistMetaTensor& t, const py::dict&) { return t; }, py::arg("memo"))
       .def_property("shape", [](const DistMetaTensor& t) { return shape_vec(t.shape); },
                     [](DistMetaTensor& t, const std::vector<int64_t>& s) { t.shape = shape_from(s); })
       .def_property("dims_mapping", [](const DistMetaTensor& t) { return t.attr.dims_mapping(); },
