@@ -1,0 +1,153 @@
+"""The program IR: a module of meshes and functions; a function is a block of ops over values.
+
+Ops are named by rule-registry names (`matmul`, `jax.dot_general`, `stablehlo.add`) or by the
+compiler-API names of Shardy and StableHLO (`sdy.sharding_constraint`, `sdy.manual_computation`,
+`stablehlo.while`, `func.call`, `func.return`). A value's `sharding` is a
+`spmdkit.sharding.TensorSharding` or None (not annotated yet). Attributes are plain Python values
+(bool, int, float, str, lists of them, TensorSharding, lists of TensorSharding); `attr_types` may
+pin an attribute's textual type where Python's is ambiguous (e.g. an MLIR `array<i64: ...>` versus
+an `[...]` array attribute), so that printing round-trips.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from .types import TensorType
+
+
+class Value:
+    """An SSA value: an op result or a block argument."""
+
+    __slots__ = ("type", "sharding", "owner", "index", "name", "__weakref__")
+
+    def __init__(self, type: TensorType, owner=None, index: int = 0, sharding=None, name: Optional[str] = None):
+        self.type = type
+        self.sharding = sharding  # TensorSharding | None
+        self.owner = owner        # the defining Op, or the Block for a block argument
+        self.index = index        # result number, or argument number
+        self.name = name          # a preferred printed name (without '%'), if any
+
+    @property
+    def is_block_arg(self) -> bool:
+        return isinstance(self.owner, Block)
+
+    def __repr__(self) -> str:
+        where = f"arg{self.index}" if self.is_block_arg else f"{getattr(self.owner, 'name', '?')}#{self.index}"
+        return f"<Value {where}: {self.type}>"
+
+
+@dataclass(eq=False)
+class Block:
+    args: list[Value] = field(default_factory=list)
+    ops: list["Op"] = field(default_factory=list)
+
+    def add_arg(self, type: TensorType, sharding=None, name: Optional[str] = None) -> Value:
+        v = Value(type, owner=self, index=len(self.args), sharding=sharding, name=name)
+        self.args.append(v)
+        return v
+
+    def append(self, op: "Op") -> "Op":
+        op.parent = self
+        self.ops.append(op)
+        return op
+
+    @property
+    def terminator(self) -> Optional["Op"]:
+        return self.ops[-1] if self.ops and self.ops[-1].is_terminator else None
+
+
+@dataclass(eq=False)
+class Region:
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def block(self) -> Block:
+        if len(self.blocks) != 1:
+            raise ValueError(f"region has {len(self.blocks)} blocks, expected one")
+        return self.blocks[0]
+
+
+TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return", "return"})
+
+
+@dataclass(eq=False)
+class Op:
+    name: str
+    operands: list[Value] = field(default_factory=list)
+    results: list[Value] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    regions: list[Region] = field(default_factory=list)
+    attr_types: dict[str, str] = field(default_factory=dict)
+    parent: Optional[Block] = None
+    location: Optional[str] = None  # where it came from (a source line, a jaxpr equation), for messages
+
+    @classmethod
+    def create(cls, name: str, operands, result_types, attrs=None, regions=None, **kw) -> "Op":
+        op = cls(name, list(operands), [], dict(attrs or {}), list(regions or []), **kw)
+        op.results = [Value(t, owner=op, index=i) for i, t in enumerate(result_types)]
+        return op
+
+    @property
+    def is_terminator(self) -> bool:
+        return self.name in TERMINATORS
+
+    @property
+    def result(self) -> Value:
+        if len(self.results) != 1:
+            raise ValueError(f"op '{self.name}' has {len(self.results)} results, expected one")
+        return self.results[0]
+
+    def walk(self) -> Iterator["Op"]:
+        """This op, then every op nested in its regions, in order."""
+        yield self
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    yield from op.walk()
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} ({len(self.operands)} -> {len(self.results)})>"
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    body: Block = field(default_factory=Block)
+    result_types: list[TensorType] = field(default_factory=list)
+    result_shardings: list[Any] = field(default_factory=list)  # TensorSharding | None per result
+    visibility: Optional[str] = None  # "private" for callees; None for public (main)
+
+    @property
+    def args(self) -> list[Value]:
+        return self.body.args
+
+    def walk(self) -> Iterator[Op]:
+        for op in self.body.ops:
+            yield from op.walk()
+
+
+@dataclass(eq=False)
+class Program:
+    """A module: named meshes (`sdy.mesh @name = <...>`) and functions, `main` first by convention."""
+    meshes: dict[str, Any] = field(default_factory=dict)  # name -> spmdkit.sharding.Mesh
+    functions: dict[str, Function] = field(default_factory=dict)
+    name: Optional[str] = None  # module name (`module @jit_f`), if any
+
+    def add_function(self, fn: Function) -> Function:
+        if fn.name in self.functions:
+            raise ValueError(f"program already has a function @{fn.name}")
+        self.functions[fn.name] = fn
+        return fn
+
+    @property
+    def main(self) -> Function:
+        if "main" in self.functions:
+            return self.functions["main"]
+        if not self.functions:
+            raise ValueError("program has no functions")
+        return next(iter(self.functions.values()))
+
+    def walk(self) -> Iterator[Op]:
+        for fn in self.functions.values():
+            yield from fn.walk()

@@ -1,0 +1,38 @@
+"""Tensor types of program values: a static shape and an element type, printed as MLIR prints them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Element types as MLIR spells them (f32, bf16, i64, i1, ui8, ...); JAX dtypes map onto these.
+_NUMPY_TO_MLIR = {
+    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "bool": "i1",
+    "uint64": "ui64", "uint32": "ui32", "uint16": "ui16", "uint8": "ui8",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+}
+
+
+def element_type(dtype) -> str:
+    """MLIR element type of a numpy/JAX dtype (or an MLIR name, returned as is)."""
+    name = str(dtype)
+    return _NUMPY_TO_MLIR.get(name, name)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: tuple[int, ...]
+    dtype: str = "f32"  # MLIR element type
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        for d in self.shape:
+            if d < 0:
+                raise ValueError(f"tensor type: dim sizes must be static and >= 0, got {list(self.shape)}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype}>"
