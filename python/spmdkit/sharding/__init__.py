@@ -1,0 +1,21 @@
+"""Shardy's sharding representation for spmdkit (issue 8).
+
+Named meshes (`Mesh`), axis references with sub-axes (`AxisRef`), per-dim shardings that are
+open or closed with priorities (`DimSharding`), tensor shardings with explicit replicated and
+unreduced axes (`TensorSharding`), their exact Shardy text (`str()` / `parse_*`), a verifier of
+every invariant, and exact conversions to Paddle-style `TensorDistAttr` and placements.
+"""
+from .axes import AxisRef
+from .errors import (MeshError, ShardingConversionError, ShardingError, ShardingParseError,
+                     ShardingVerifyError)
+from .mesh import Mesh, MeshAxis
+from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding, sharding_per_value_text
+from .text_parse import (parse_axis_ref, parse_dim_sharding, parse_mesh, parse_mesh_decl, parse_sharding,
+                         parse_sharding_per_value)
+
+__all__ = [
+    "AxisRef", "DimSharding", "Mesh", "MeshAxis", "TensorSharding", "REDUCE_TYPES",
+    "MeshError", "ShardingConversionError", "ShardingError", "ShardingParseError", "ShardingVerifyError",
+    "parse_axis_ref", "parse_dim_sharding", "parse_mesh", "parse_mesh_decl", "parse_sharding",
+    "parse_sharding_per_value", "sharding_per_value_text",
+]

@@ -1,0 +1,49 @@
+"""The typed errors of `spmdkit.sharding`; all are ValueErrors so callers may catch either."""
+from __future__ import annotations
+
+
+class ShardingError(ValueError):
+    """Anything wrong with a mesh, an axis reference or a tensor sharding."""
+
+
+class MeshError(ShardingError):
+    """A mesh that cannot exist (duplicate axis name, bad size, device ids that do not fit)."""
+
+
+class ShardingParseError(ShardingError):
+    """Malformed sharding or mesh text; names the line, the column (both 1-based) and the text."""
+
+    def __init__(self, message: str, text: str, offset: int):
+        self.text = text
+        self.offset = max(0, min(offset, len(text)))
+        before = text[: self.offset]
+        self.line = before.count("\n") + 1
+        self.column = self.offset - (before.rfind("\n") + 1) + 1
+        self.reason = message
+        line_text = text.splitlines()[self.line - 1] if text.strip() else text
+        caret = " " * (self.column - 1) + "^"
+        super().__init__(f"line {self.line}, column {self.column}: {message}\n  {line_text}\n  {caret}")
+
+
+class ShardingVerifyError(ShardingError):
+    """A sharding that breaks an invariant of the representation; names the tensor, dim and axis.
+
+    `dim` is the tensor dim (an int), or "replicated" / "unreduced" when the axis sits in those
+    lists, or None when the problem is the sharding as a whole (rank, mesh).
+    """
+
+    def __init__(self, message: str, tensor: str = "tensor", dim=None, axis: str | None = None):
+        self.tensor = tensor
+        self.dim = dim
+        self.axis = axis
+        self.reason = message
+        where = f"tensor {tensor!r}"
+        if dim is not None:
+            where += f", dim {dim}" if isinstance(dim, int) else f", {dim}"
+        if axis is not None:
+            where += f", axis {axis}"
+        super().__init__(f"{where}: {message}")
+
+
+class ShardingConversionError(ShardingError):
+    """A sharding that the target form (dims_mapping, placements) cannot say exactly."""
