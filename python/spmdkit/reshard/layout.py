@@ -1,0 +1,216 @@
+"""The planner's own small, hashable picture of a sharded tensor.
+
+A `MeshSpec` is the named mesh axes with their sizes, major to minor (device ids are row-major
+over them). A `Layout` says, per tensor dim, which mesh axes split it, major to minor (the block
+a device holds along that dim is the mixed-radix number of its indices on those axes), and which
+axes hold partial values still to be reduced with one reduce type. Every other axis replicates.
+
+Size-1 mesh axes change nothing about where data lives, so a Layout never mentions them
+(`Layout.make` drops them): two layouts that place data the same way compare equal.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+REDUCE_TYPES = ("sum", "avg", "max", "min")
+
+
+class ReshardError(ValueError):
+    """A reshard request that cannot be planned (bad layout, uneven dim, impossible target)."""
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    axes: tuple[tuple[str, int], ...]
+
+    @staticmethod
+    def make(axes) -> "MeshSpec":
+        """From a dict, a sequence of (name, size) pairs, or text like 'x=2,y=4'."""
+        if isinstance(axes, MeshSpec):
+            return axes
+        if isinstance(axes, str):
+            pairs = []
+            for part in filter(None, (p.strip() for p in axes.split(","))):
+                name, eq, size = part.partition("=")
+                if not eq or not size.strip().lstrip("-").isdigit():
+                    raise ReshardError(f"mesh axis '{part}': write NAME=SIZE, e.g. x=2,y=4")
+                pairs.append((name.strip(), int(size)))
+            axes = pairs
+        elif isinstance(axes, dict):
+            axes = list(axes.items())
+        pairs = tuple((str(n), s) for n, s in axes)
+        if not pairs:
+            raise ReshardError("a mesh needs at least one axis")
+        seen = set()
+        for name, size in pairs:
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                raise ReshardError(f"mesh axis '{name}' has size {size!r}; sizes are integers >= 1")
+            if not name or name in seen:
+                raise ReshardError(f"mesh axis name '{name}' is empty or repeated")
+            seen.add(name)
+        return MeshSpec(pairs)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.axes)
+
+    def size(self, name: str) -> int:
+        for n, s in self.axes:
+            if n == name:
+                return s
+        raise ReshardError(f"axis '{name}' is not in mesh {self}")
+
+    @property
+    def num_devices(self) -> int:
+        return math.prod(s for _, s in self.axes)
+
+    def coords(self, device: int) -> dict[str, int]:
+        """Mesh coordinates of a row-major device id."""
+        out = {}
+        for name, size in reversed(self.axes):
+            out[name] = device % size
+            device //= size
+        return {n: out[n] for n in self.names}
+
+    def __str__(self) -> str:
+        return ",".join(f"{n}={s}" for n, s in self.axes)
+
+
+@dataclass(frozen=True)
+class Layout:
+    dims: tuple[tuple[str, ...], ...]
+    partial: tuple[str, ...] = ()          # axes in mesh order
+    reduce: str | None = None              # the reduce type of the partial axes
+
+    @staticmethod
+    def make(mesh: MeshSpec, dims, partial=(), reduce: str | None = None) -> "Layout":
+        """Checks names and repeats, drops size-1 axes, orders partial axes by the mesh."""
+        mesh = MeshSpec.make(mesh)
+        used: dict[str, str] = {}
+        out_dims = []
+        for d, axes in enumerate(dims):
+            if isinstance(axes, str):
+                axes = (axes,)
+            kept = []
+            for a in axes:
+                _check_axis(mesh, a, f"dim {d}")
+                if a in used:
+                    raise ReshardError(f"axis '{a}' is used twice ({used[a]} and dim {d})")
+                used[a] = f"dim {d}"
+                if mesh.size(a) > 1:
+                    kept.append(a)
+            out_dims.append(tuple(kept))
+        if isinstance(partial, str):
+            partial = (partial,)
+        for a in partial:
+            _check_axis(mesh, a, "partial")
+            if a in used:
+                raise ReshardError(f"axis '{a}' is used twice ({used[a]} and partial)")
+            used[a] = "partial"
+        partial = tuple(a for a in mesh.names if a in set(partial) and mesh.size(a) > 1)
+        if partial:
+            reduce = "sum" if reduce is None else reduce
+            if reduce not in REDUCE_TYPES:
+                raise ReshardError(f"reduce type '{reduce}' is not one of {', '.join(REDUCE_TYPES)}")
+        else:
+            reduce = None
+        return Layout(tuple(out_dims), partial, reduce)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def used_axes(self) -> set[str]:
+        return {a for axes in self.dims for a in axes} | set(self.partial)
+
+    def dim_of(self, axis: str) -> int | None:
+        for d, axes in enumerate(self.dims):
+            if axis in axes:
+                return d
+        return None
+
+    def local_shape(self, mesh: MeshSpec, shape) -> tuple[int, ...]:
+        return tuple(n // math.prod(mesh.size(a) for a in axes) for n, axes in zip(shape, self.dims))
+
+    def block(self, mesh: MeshSpec, coords: dict[str, int], dim: int) -> tuple[int, int]:
+        """(block index, number of blocks) of `dim` on the device at `coords`."""
+        idx, count = 0, 1
+        for a in self.dims[dim]:
+            n = mesh.size(a)
+            idx, count = idx * n + coords[a], count * n
+        return idx, count
+
+    def text(self) -> str:
+        """Shardy's dim-list text, with partial axes after it: [{"x"}, {}] partial={"y"}:sum."""
+        body = "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in self.dims) + "]"
+        if self.partial:
+            body += " partial={" + ", ".join(f'"{a}"' for a in self.partial) + "}:" + self.reduce
+        return body
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _check_axis(mesh: MeshSpec, axis, where: str) -> None:
+    if not isinstance(axis, str):
+        raise ReshardError(f"{where}: axis {axis!r} is not a mesh axis name")
+    if ":" in axis or "(" in axis:
+        raise ReshardError(f"{where}: sub-axis {axis!r} is not supported by the reshard planner; "
+                           "use whole mesh axes")
+    if axis not in mesh.names:
+        raise ReshardError(f"{where}: axis '{axis}' is not in mesh {mesh} (axes {list(mesh.names)})")
+
+
+def check_divisible(mesh: MeshSpec, layout: Layout, shape) -> None:
+    """Uneven dims are refused: every dim must divide by the product of its axes' sizes."""
+    shape = tuple(shape)
+    if len(shape) != layout.rank:
+        raise ReshardError(f"layout {layout} has {layout.rank} dims but the shape {list(shape)} has {len(shape)}")
+    for d, (n, axes) in enumerate(zip(shape, layout.dims)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ReshardError(f"dim {d} has size {n!r}; sizes are integers >= 0")
+        parts = math.prod(mesh.size(a) for a in axes)
+        if n % parts:
+            raise ReshardError(f"dim {d} of size {n} does not divide over axes {list(axes)} ({parts} parts); "
+                               "uneven dims are refused (pad the tensor first)")
+
+
+_DIM = re.compile(r"\{([^{}]*)\}")
+_TEXT = re.compile(r"^\s*\[(?P<dims>[^\]]*)\]\s*(?:,?\s*(?P<kw>partial|unreduced)\s*=\s*\{(?P<p>[^}]*)\}"
+                   r"(?::(?P<r>\w+))?)?\s*$")
+
+
+def parse_layout(text: str, mesh) -> Layout:
+    """Reads `[{"x"}, {"y", "z"}]`, optionally followed by `partial={"w"}:max` (or Shardy's
+    `unreduced={"w"}`, which is a sum)."""
+    mesh = MeshSpec.make(mesh)
+    m = _TEXT.match(text)
+    if not m:
+        raise ReshardError(f"cannot read layout {text!r}; write e.g. '[{{\"x\"}}, {{}}] partial={{\"y\"}}:sum'")
+    dims_text = m.group("dims").strip()
+    dims = []
+    if dims_text:
+        rest = _DIM.sub("", dims_text).replace(",", "").strip()
+        if rest:
+            raise ReshardError(f"cannot read layout {text!r}: stray text {rest!r} between dims")
+        dims = [_names(g) for g in _DIM.findall(dims_text)]
+    partial = _names(m.group("p") or "")
+    reduce = m.group("r")
+    if m.group("kw") == "unreduced" and reduce not in (None, "sum"):
+        raise ReshardError(f"unreduced axes are summed; write partial={{...}}:{reduce} for '{reduce}'")
+    return Layout.make(mesh, dims, partial, reduce)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        if item == "?":
+            continue  # an open dim: the planner treats it as closed
+        if re.match(r'^"[^"]*":\(', item):
+            raise ReshardError(f"sub-axis {item} is not supported by the reshard planner; use whole mesh axes")
+        if not (len(item) >= 2 and item[0] == item[-1] == '"'):
+            raise ReshardError(f"axis {item!r} must be quoted, e.g. \"x\"")
+        out.append(item[1:-1])
+    return tuple(out)

@@ -1,0 +1,180 @@
+"""The cheapest sequence of steps from one layout to another: Dijkstra over layouts.
+
+Layouts are the nodes, `steps.moves` the edges, the alpha-beta cost of each collective the edge
+weight (ties: fewer collectives, then fewer steps). The state space is small (each mesh axis is
+replicated, partial, or at some position of some dim), so the search is exact; plans are cached
+per (mesh, shape, source, target, itemsize, cost model).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .cost import DEFAULT_COST_MODEL, CostModel
+from .layout import Layout, MeshSpec, ReshardError, check_divisible
+from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves
+
+
+@dataclass(frozen=True)
+class Plan:
+    mesh: MeshSpec
+    shape: tuple[int, ...]
+    itemsize: int
+    source: Layout
+    target: Layout
+    steps: tuple[Step, ...]
+
+    @property
+    def cost_us(self) -> float:
+        return sum(s.cost_us for s in self.steps)
+
+    @property
+    def bytes(self) -> float:
+        """Bytes one device receives over the whole plan."""
+        return sum(s.bytes for s in self.steps)
+
+    def collective_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(COLLECTIVE_KINDS, 0)
+        for s in self.steps:
+            if s.kind in counts:
+                counts[s.kind] += 1
+        return counts
+
+    def describe(self) -> str:
+        lines = [f"reshard {self.source} -> {self.target}  mesh {self.mesh}  shape {list(self.shape)}"
+                 f"  ({self.itemsize} bytes/element)"]
+        if not self.steps:
+            lines.append("  (no steps: the layouts are the same)")
+        for i, s in enumerate(self.steps, 1):
+            local = list(s.after.local_shape(self.mesh, self.shape))
+            lines.append(f"  {i}. {s.describe():<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
+                         f"  -> {s.after} local {local}")
+        lines.append(f"  total: {len(self.steps)} steps, {sum(self.collective_counts().values())} collectives, "
+                     f"{self.bytes:.0f} bytes/device, {self.cost_us:.3f} us")
+        return "\n".join(lines)
+
+    __str__ = describe
+
+
+def _check_request(mesh, shape, source, target, itemsize):
+    mesh = MeshSpec.make(mesh)
+    if not isinstance(itemsize, int) or isinstance(itemsize, bool) or itemsize < 1:
+        raise ReshardError(f"itemsize must be an integer >= 1, not {itemsize!r}")
+    if isinstance(shape, (int, str)) or shape is None:
+        raise ReshardError(f"shape must be a sequence of dim sizes, not {shape!r}")
+    shape = tuple(shape)
+    for which, layout in (("source", source), ("target", target)):
+        if not isinstance(layout, Layout):
+            raise ReshardError(f"{which} must be a Layout (see spmdkit.reshard.as_layout), not {type(layout).__name__}")
+        # re-make to validate names against this mesh and normalise size-1 axes
+        again = Layout.make(mesh, layout.dims, layout.partial, layout.reduce if layout.partial else None)
+        if again != layout:
+            raise ReshardError(f"{which} layout {layout} is not in normal form for mesh {mesh}; build it with Layout.make")
+        check_divisible(mesh, layout, shape)
+    return mesh, shape
+
+
+def plan_reshard(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
+                 cost: CostModel = DEFAULT_COST_MODEL) -> Plan:
+    """The cheapest plan; raises ReshardError for bad or impossible requests."""
+    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    return _plan_cached(mesh, shape, source, target, itemsize, cost)
+
+
+@lru_cache(maxsize=4096)
+def _plan_cached(mesh, shape, source, target, itemsize, cost) -> Plan:
+    tie = itertools.count()
+    best = {source: (0.0, 0, 0)}
+    heap = [(0.0, 0, 0, next(tie), source, None)]
+    came: dict[Layout, tuple[Layout, Step]] = {}
+    done = set()
+    while heap:
+        c, ncoll, nsteps, _, node, _ = heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        if node == target:
+            break
+        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+            if s.after in done or not _partial_allowed(s.after, source, target):
+                continue
+            key = (c + s.cost_us, ncoll + (s.kind in COLLECTIVE_KINDS), nsteps + 1)
+            if s.after not in best or _less(key, best[s.after]):
+                best[s.after] = key
+                came[s.after] = (node, s)
+                heapq.heappush(heap, (*key, next(tie), s.after, None))
+    if target not in done:
+        raise ReshardError(f"no plan reaches {target} from {source} on mesh {mesh} for shape {list(shape)}")
+    steps = []
+    node = target
+    while node != source:
+        node, s = came[node]
+        steps.append(s)
+    return Plan(mesh, shape, itemsize, source, target, tuple(reversed(steps)))
+
+
+def _less(a, b) -> bool:
+    # costs are floats summed in different orders: treat near-equal costs as ties
+    if abs(a[0] - b[0]) > 1e-9 * max(1.0, abs(a[0]), abs(b[0])):
+        return a[0] < b[0]
+    return a[1:] < b[1:]
+
+
+def _partial_allowed(layout: Layout, source: Layout, target: Layout) -> bool:
+    """Partial axes only ever go away, except the target's own (made partial locally)."""
+    return set(layout.partial) <= set(source.partial) | set(target.partial)
+
+
+def naive_plan(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
+               cost: CostModel = DEFAULT_COST_MODEL) -> Plan:
+    """The baseline: all-reduce every partial axis, all-gather every dim, then slice to the target
+    (and make its partial axes). Every plan the planner returns must cost no more than this."""
+    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    steps, node = [], source
+
+    def take(pred):
+        nonlocal node
+        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+            if pred(s):
+                steps.append(s)
+                node = s.after
+                return
+        raise AssertionError(f"naive plan stuck at {node}")  # cannot happen: each move exists
+
+    for a in source.partial:
+        take(lambda s, a=a: s.kind == "all_reduce" and s.axes == (a,))
+    for d in range(source.rank):
+        for a in reversed(source.dims[d]):
+            take(lambda s, a=a: s.kind == "all_gather" and s.axes == (a,))
+    for d in range(target.rank):
+        for a in target.dims[d]:
+            take(lambda s, a=a, d=d: s.kind == "slice" and s.axes == (a,) and s.dim == d)
+    for a in target.partial:
+        take(lambda s, a=a: s.kind == "make_partial" and s.axes == (a,))
+    return Plan(mesh, shape, itemsize, source, target, tuple(steps))
+
+
+def exhaustive_best_cost(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
+                         cost: CostModel = DEFAULT_COST_MODEL, max_steps: int = 4) -> float | None:
+    """The least cost over every step sequence of at most `max_steps` steps, by relaxing every
+    move of every layout reached, round by round (no priority queue); None if none reaches."""
+    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    # Bellman-Ford by rounds: dist[node] = least cost of any sequence of <= k steps
+    dist = {source: 0.0}
+    for _ in range(max_steps):
+        nxt = dict(dist)
+        for node, c in dist.items():
+            for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+                if _partial_allowed(s.after, source, target) and c + s.cost_us < nxt.get(s.after, float("inf")):
+                    nxt[s.after] = c + s.cost_us
+        dist = nxt
+    return dist.get(target)
+
+
+def plan_bytes_per_collective(plan: Plan) -> list[tuple[str, float]]:
+    return [(s.describe(), s.bytes) for s in plan.steps if s.kind in COLLECTIVE_KINDS]
+
+
+__all__ = ["Plan", "plan_reshard", "naive_plan", "exhaustive_best_cost", "local_bytes"]

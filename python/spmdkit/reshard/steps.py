@@ -1,0 +1,166 @@
+"""The moves between layouts: one collective (or one local op) on one mesh axis each.
+
+From a layout, `moves(...)` lists every step that can be taken and the layout it leads to:
+
+  all_gather(a, d)        a is the minor axis of dim d; dim d loses it
+  reduce_scatter(a, d)    a is partial (sum/avg); a becomes the minor axis of dim d
+  all_reduce(a)           a is partial; a becomes replicated
+  all_to_all(a, d -> e)   a is the minor axis of dim d; it becomes the minor axis of dim e
+  collective_permute(A)   same per-dim block counts, axes reassigned (e.g. {"x","y"} -> {"y","x"})
+  slice(a, d)             a replicates; a becomes the minor axis of dim d (local, free)
+  make_partial(a)         a replicates; a becomes partial (local, free: see docs/reshard.md)
+
+Only the minor axis of a dim can be gathered or moved: gathering a major one would leave each
+device a strided set of blocks, which no layout describes.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from .cost import CostModel
+from .layout import Layout, MeshSpec
+
+LOCAL_KINDS = ("slice", "make_partial")
+COLLECTIVE_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute")
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    axes: tuple[str, ...]
+    before: Layout
+    after: Layout
+    dim: int | None = None          # the dim gathered/scattered/sliced; all_to_all's source dim
+    dim_to: int | None = None       # all_to_all's target dim
+    bytes: float = 0.0              # bytes one device receives
+    cost_us: float = 0.0
+    pairs: tuple[tuple[int, int], ...] = field(default=(), compare=False)  # permute: (src, dst) ids
+
+    def describe(self) -> str:
+        axes = ",".join(self.axes)
+        if self.kind == "all_to_all":
+            return f"all_to_all({axes}: dim {self.dim} -> dim {self.dim_to})"
+        if self.dim is not None:
+            return f"{self.kind}({axes}, dim {self.dim})"
+        if self.kind in ("all_reduce", "make_partial"):
+            return f"{self.kind}({axes}, {self.before.reduce or self.after.reduce})"
+        return f"{self.kind}({axes})"
+
+
+def local_bytes(mesh: MeshSpec, layout: Layout, shape, itemsize: int) -> int:
+    return math.prod(layout.local_shape(mesh, shape)) * itemsize
+
+
+def _replace_dim(dims, d, axes):
+    return dims[:d] + (tuple(axes),) + dims[d + 1:]
+
+
+def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
+          target_partial: tuple[str, ...] = (), target_reduce: str | None = None):
+    """Every step from `layout`; make_partial only onto the target's partial axes."""
+    B = local_bytes(mesh, layout, shape, itemsize)
+    local = layout.local_shape(mesh, shape)
+    dims, partial = layout.dims, layout.partial
+    used = layout.used_axes()
+    out = []
+
+    def step(kind, axes, after, dim=None, dim_to=None, nbytes=0.0, hops=1):
+        if kind in LOCAL_KINDS:
+            c = 0.0
+        else:
+            link = cost.slowest(mesh, axes)
+            c = hops * link.alpha_us + nbytes / (link.gbytes_per_s * 1e3)
+        out.append(Step(kind, tuple(axes), layout, after, dim, dim_to, float(nbytes), c))
+
+    for a in mesh.names:
+        n = mesh.size(a)
+        if n == 1:
+            continue
+        if a in partial:
+            rest = tuple(p for p in partial if p != a)
+            red = layout.reduce if rest else None
+            step("all_reduce", (a,), Layout(dims, rest, red), nbytes=2 * (n - 1) / n * B, hops=2)
+            if layout.reduce in ("sum", "avg"):
+                for d in range(layout.rank):
+                    if local[d] % n == 0:
+                        step("reduce_scatter", (a,), Layout(_replace_dim(dims, d, dims[d] + (a,)), rest, red),
+                             dim=d, nbytes=(n - 1) / n * B)
+            continue
+        d = layout.dim_of(a)
+        if d is not None:
+            if dims[d][-1] != a:
+                continue
+            gathered = _replace_dim(dims, d, dims[d][:-1])
+            step("all_gather", (a,), Layout(gathered, partial, layout.reduce), dim=d, nbytes=(n - 1) * B)
+            for e in range(layout.rank):
+                if e != d and local[e] % n == 0:
+                    moved = _replace_dim(gathered, e, gathered[e] + (a,))
+                    step("all_to_all", (a,), Layout(moved, partial, layout.reduce), dim=d, dim_to=e,
+                         nbytes=(n - 1) / n * B)
+            continue
+        if a in used:
+            continue
+        for e in range(layout.rank):
+            if local[e] % n == 0:
+                step("slice", (a,), Layout(_replace_dim(dims, e, dims[e] + (a,)), partial, layout.reduce), dim=e)
+        if a in target_partial and (not partial or layout.reduce == target_reduce):
+            new_partial = tuple(p for p in mesh.names if p in partial or p == a)
+            step("make_partial", (a,), Layout(dims, new_partial, target_reduce))
+
+    for after in permuted_layouts(mesh, layout):
+        pairs = permute_pairs(mesh, layout, after)
+        involved = tuple(a for a in mesh.names if any(
+            mesh.coords(s)[a] != mesh.coords(t)[a] for s, t in pairs))
+        link = cost.slowest(mesh, involved)
+        out.append(Step("collective_permute", involved, layout, after, bytes=float(B),
+                        cost_us=link.alpha_us + B / (link.gbytes_per_s * 1e3), pairs=pairs))
+    return out
+
+
+def permuted_layouts(mesh: MeshSpec, layout: Layout):
+    """Layouts with the same blocks per dim and the same sharding axes, reassigned; each device
+    then holds exactly some other device's shard, so one collective_permute gets there."""
+    sharded = [a for axes in layout.dims for a in axes]
+    if len(sharded) < 2:
+        return []
+    counts = [math.prod(mesh.size(a) for a in axes) for axes in layout.dims]
+    seen, out = {layout.dims}, []
+    for order in itertools.permutations(sharded):
+        dims, i = [], 0
+        for c in counts:
+            group, prod = [], 1
+            while prod < c and i < len(order):
+                group.append(order[i])
+                prod *= mesh.size(order[i])
+                i += 1
+            if prod != c:
+                break
+            dims.append(tuple(group))
+        else:
+            dims = tuple(dims)
+            if dims not in seen:
+                seen.add(dims)
+                out.append(Layout(dims, layout.partial, layout.reduce))
+    return out
+
+
+def permute_pairs(mesh: MeshSpec, before: Layout, after: Layout) -> tuple[tuple[int, int], ...]:
+    """(source device, destination device) for every device whose shard must move."""
+    sharded = {a for axes in before.dims for a in axes}
+    where = {}
+    for dev in range(mesh.num_devices):
+        c = mesh.coords(dev)
+        key = tuple(before.block(mesh, c, d)[0] for d in range(before.rank))
+        key += tuple(c[a] for a in mesh.names if a not in sharded)
+        where[key] = dev
+    pairs = []
+    for dev in range(mesh.num_devices):
+        c = mesh.coords(dev)
+        key = tuple(after.block(mesh, c, d)[0] for d in range(after.rank))
+        key += tuple(c[a] for a in mesh.names if a not in sharded)
+        src = where[key]
+        if src != dev:
+            pairs.append((src, dev))
+    return tuple(pairs)
