@@ -10,6 +10,10 @@ from .errors import (MeshError, ShardingConversionError, ShardingError, Sharding
                      ShardingVerifyError)
 from .mesh import Mesh, MeshAxis
 from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding, sharding_per_value_text
+from .canonical import canonicalize
+from .dist_attr import from_dist_attr, from_process_mesh, to_dist_attr, to_process_mesh
+from .placements import Partial, Replicate, Shard, from_placements, to_placements
+from .verifier import is_valid, verify
 from .text_parse import (parse_axis_ref, parse_dim_sharding, parse_mesh, parse_mesh_decl, parse_sharding,
                          parse_sharding_per_value)
 
@@ -18,4 +22,7 @@ __all__ = [
     "MeshError", "ShardingConversionError", "ShardingError", "ShardingParseError", "ShardingVerifyError",
     "parse_axis_ref", "parse_dim_sharding", "parse_mesh", "parse_mesh_decl", "parse_sharding",
     "parse_sharding_per_value", "sharding_per_value_text",
+    "verify", "is_valid", "canonicalize",
+    "to_dist_attr", "from_dist_attr", "to_process_mesh", "from_process_mesh",
+    "Shard", "Replicate", "Partial", "to_placements", "from_placements",
 ]

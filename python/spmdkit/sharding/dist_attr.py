@@ -1,0 +1,74 @@
+"""Exact conversions between TensorSharding and spmdkit's Paddle-style TensorDistAttr.
+
+A dim's axes become its multi_dims_mapping entry (mesh dim indices, major to minor) and the
+unreduced axes its partial status with their reduce types. What dims_mapping cannot say is
+refused with ShardingConversionError: sub-axes always; open dims, priorities and explicitly
+replicated axes unless `exact=False` (then they are dropped); an empty mesh, since a 0-D
+ProcessMesh still names one device (it converts as the maximal mesh on device 0).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .errors import ShardingConversionError
+from .mesh import Mesh, MeshAxis
+from .tensor_sharding import DimSharding, TensorSharding
+from .verifier import verify
+
+
+def _core():
+    from .. import _core
+    return _core
+
+
+def to_process_mesh(mesh: Mesh):
+    """A ProcessMesh with the mesh's shape, axis names and device ids."""
+    return _core().ProcessMesh(mesh.device_grid(), list(mesh.axis_names))
+
+
+def from_process_mesh(process_mesh) -> Mesh:
+    axes = [MeshAxis(n, s) for n, s in zip(process_mesh.dim_names, process_mesh.shape)]
+    return Mesh(axes, list(process_mesh.process_ids))
+
+
+def to_dist_attr(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = None, *,
+                 exact: bool = True, name: str = "tensor"):
+    """The TensorDistAttr saying the same as `sharding` (verified first)."""
+    m = verify(sharding, mesh, None, name)
+    if exact and not m.axes and not m.has_explicit_device_ids:
+        raise ShardingConversionError(f"{name}: an empty mesh <[]> has no ProcessMesh form "
+                                      "(a 0-D ProcessMesh names a device; use a maximal mesh)")
+    mapping = []
+    for i, d in enumerate(sharding.dims):
+        for a in d.axes:
+            if a.is_sub_axis:
+                raise ShardingConversionError(f"{name}, dim {i}: sub-axis {a} has no dims_mapping form")
+        if exact and d.is_open:
+            raise ShardingConversionError(f"{name}, dim {i}: an open dim ({d}) has no dims_mapping form")
+        if exact and d.priority is not None:
+            raise ShardingConversionError(f"{name}, dim {i}: priority p{d.priority} has no dims_mapping form")
+        mapping.append([m.axis_index(a.name) for a in d.axes])
+    for where, axes in (("replicated", sharding.replicated), ("unreduced", sharding.unreduced)):
+        for a in axes:
+            if a.is_sub_axis:
+                raise ShardingConversionError(f"{name}, {where}: sub-axis {a} has no dims_mapping form")
+    if exact and sharding.replicated:
+        raise ShardingConversionError(f"{name}: explicitly replicated axes "
+                                      f"{{{', '.join(map(str, sharding.replicated))}}} have no dims_mapping form")
+    core = _core()
+    attr = core.TensorDistAttr()
+    attr.process_mesh = to_process_mesh(m)
+    attr.multi_dims_mapping = mapping
+    for kind, axes in sharding.unreduced_by_type().items():
+        attr._set_partial_dims([m.axis_index(a.name) for a in axes], kind)
+    return attr
+
+
+def from_dist_attr(attr, mesh_name: str | None = None) -> TensorSharding:
+    """A closed TensorSharding from a TensorDistAttr; bound to `mesh_name` or to an inline mesh."""
+    m = from_process_mesh(attr.process_mesh)
+    dims = [DimSharding([m.axes[j].name for j in mesh_dims]) for mesh_dims in attr.multi_dims_mapping]
+    partial = sorted(attr.partial_status.items())
+    unreduced = [m.axes[j].name for j, _ in partial]
+    kinds = {m.axes[j].name: kind for j, kind in partial}
+    return TensorSharding(mesh_name if mesh_name is not None else m, dims, (), unreduced, kinds)
