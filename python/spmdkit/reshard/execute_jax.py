@@ -1,0 +1,115 @@
+"""Running a plan with real XLA collectives inside `jax.shard_map`.
+
+`apply_plan(plan, x)` is the per-device body (call it inside any shard_map over a mesh whose
+axes are the plan's); `reshard_function(plan, mesh)` wraps it into a jitted global -> global
+function. A partial value cannot be written as one global array, so there the global array
+carries one leading dim, sharded over the partial axes, holding each partial coordinate's
+contribution. JAX is imported lazily: importing spmdkit.reshard never starts a JAX backend.
+"""
+from __future__ import annotations
+
+import re
+
+from .layout import Layout, ReshardError
+from .planner import Plan
+
+
+def _group_perm(plan_mesh, step):
+    """ppermute's (source, destination) pairs, as indices in the group of the step's axes
+    linearised in mesh order (how ppermute numbers a tuple of axes)."""
+    axes = step.axes
+    sizes = [plan_mesh.size(a) for a in axes]
+    perms = {}
+    for src, dst in step.pairs:
+        cs, cd = plan_mesh.coords(src), plan_mesh.coords(dst)
+        rest = tuple(cs[a] for a in plan_mesh.names if a not in axes)
+        pair = (_linear([cs[a] for a in axes], sizes), _linear([cd[a] for a in axes], sizes))
+        perms.setdefault(rest, set()).add(pair)
+    groups = set(frozenset(p) for p in perms.values())
+    if len(groups) != 1:
+        raise ReshardError(f"{step.describe()}: the permutation differs between device groups")
+    return sorted(groups.pop())
+
+
+def _linear(idx, sizes):
+    out = 0
+    for i, n in zip(idx, sizes):
+        out = out * n + i
+    return out
+
+
+def apply_plan(plan: Plan, x):
+    """The plan's steps on one device's local array (inside shard_map)."""
+    import jax
+    import jax.numpy as jnp
+    for s in plan.steps:
+        reduce = s.before.reduce or s.after.reduce
+        if s.kind == "collective_permute":
+            x = jax.lax.ppermute(x, s.axes, _group_perm(plan.mesh, s))
+            continue
+        (a,) = s.axes
+        n = plan.mesh.size(a)
+        if s.kind == "all_gather":
+            x = jax.lax.all_gather(x, a, axis=s.dim, tiled=True)
+        elif s.kind == "reduce_scatter":
+            x = jax.lax.psum_scatter(x, a, scatter_dimension=s.dim, tiled=True)
+            if reduce == "avg":
+                x = x / n
+        elif s.kind == "all_reduce":
+            if reduce in ("sum", "avg"):
+                x = jax.lax.psum(x, a)
+                x = x / n if reduce == "avg" else x
+            else:
+                x = (jax.lax.pmax if reduce == "max" else jax.lax.pmin)(x, a)
+        elif s.kind == "all_to_all":
+            x = jax.lax.all_to_all(x, a, split_axis=s.dim_to, concat_axis=s.dim, tiled=True)
+        elif s.kind == "slice":
+            size = x.shape[s.dim] // n
+            x = jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(a) * size, size, axis=s.dim)
+        elif s.kind == "make_partial":
+            if reduce == "sum":
+                x = jnp.where(jax.lax.axis_index(a) == 0, x, jnp.zeros_like(x))
+        else:
+            raise ReshardError(f"unknown step kind '{s.kind}'")
+    return x
+
+
+def partition_spec(layout: Layout):
+    """The PartitionSpec of `layout`'s global form (partial axes on the leading stacked dim)."""
+    from jax.sharding import PartitionSpec as P
+    entries = [tuple(axes) if axes else None for axes in layout.dims]
+    if layout.partial:
+        entries = [tuple(layout.partial)] + entries
+    return P(*entries)
+
+
+def reshard_function(plan: Plan, mesh):
+    """A jitted global -> global function running `plan` on the jax.sharding.Mesh `mesh`."""
+    import jax
+    got = [(n, int(mesh.shape[n])) for n in mesh.axis_names]
+    want = [(n, s) for n, s in plan.mesh.axes]
+    if [p for p in got if p[1] > 1] != [p for p in want if p[1] > 1] or set(mesh.axis_names) != set(plan.mesh.names):
+        raise ReshardError(f"jax mesh {dict(got)} is not the plan's mesh {plan.mesh}")
+    src, tgt = plan.source, plan.target
+
+    def body(x):
+        if src.partial:
+            x = x[0]
+        y = apply_plan(plan, x)
+        return y[None] if tgt.partial else y
+
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
+                                 check_vma=False))
+
+
+_COLLECTIVE = re.compile(r"\b(all-gather|reduce-scatter|all-reduce|all-to-all|collective-permute)(-start)?\(")
+_HLO_NAMES = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-reduce": "all_reduce",
+              "all-to-all": "all_to_all", "collective-permute": "collective_permute"}
+
+
+def count_collectives(hlo_text: str) -> dict[str, int]:
+    """Collectives per kind in compiled HLO text (an async -start/-done pair counts once)."""
+    counts = dict.fromkeys(_HLO_NAMES.values(), 0)
+    for m in _COLLECTIVE.finditer(hlo_text):
+        counts[_HLO_NAMES[m.group(1)]] += 1
+    return counts

@@ -1,0 +1,188 @@
+"""Every plan is proven on the numpy simulator; the planner is never worse than the naive plan and
+matches the exhaustive optimum on small cases."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spmdkit.reshard import (AxisLink, CostModel, Layout, MeshSpec, ReshardError, exhaustive_best_cost,
+                             naive_plan, plan_reshard)
+from spmdkit.reshard.simulate import PlanMismatch, apply_step, prove_plan, source_locals
+
+AXIS_NAMES = "xyzw"
+
+
+@st.composite
+def meshes(draw, max_axes=3):
+    n = draw(st.integers(1, max_axes))
+    sizes = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4]), min_size=n, max_size=n))
+    return MeshSpec.make([(AXIS_NAMES[i], s) for i, s in enumerate(sizes)])
+
+
+@st.composite
+def layouts(draw, mesh, rank, partial_ok=True, reduce=None):
+    """A random layout: each axis replicates, is partial, or goes to a random dim; order random."""
+    dims = [[] for _ in range(rank)]
+    partial = []
+    names = list(draw(st.permutations(mesh.names)))
+    for a in names:
+        choice = draw(st.integers(-2 if partial_ok else -1, rank - 1))
+        if choice == -2:
+            partial.append(a)
+        elif choice >= 0:
+            dims[choice].append(a)
+    red = reduce or draw(st.sampled_from(["sum", "avg", "max", "min"]))
+    return Layout.make(mesh, dims, partial, red)
+
+
+def shape_for(mesh, rank, layouts_, draw_mult):
+    """A shape whose dims divide by every product the plans may need (the whole mesh)."""
+    return tuple(mesh.num_devices * m for m in draw_mult)
+
+
+@st.composite
+def requests(draw, max_axes=3, max_rank=3):
+    mesh = draw(meshes(max_axes))
+    rank = draw(st.integers(1, max_rank))
+    reduce = draw(st.sampled_from(["sum", "avg", "max", "min"]))
+    src = draw(layouts(mesh, rank, reduce=reduce))
+    tgt = draw(layouts(mesh, rank, reduce=draw(st.sampled_from([reduce, "sum", "max"]))))
+    mult = draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    shape = tuple(mesh.num_devices * m for m in mult)
+    return mesh, shape, src, tgt
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(requests(), st.integers(0, 2 ** 16))
+def test_every_plan_is_proven_and_no_worse_than_naive(req, seed):
+    mesh, shape, src, tgt = req
+    plan = plan_reshard(mesh, shape, src, tgt)
+    prove_plan(plan, seed)
+    naive = naive_plan(mesh, shape, src, tgt)
+    prove_plan(naive, seed)
+    assert plan.cost_us <= naive.cost_us + 1e-9
+    # every step starts where the previous one ended
+    node = src
+    for s in plan.steps:
+        assert s.before == node
+        node = s.after
+    assert node == tgt
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(max_axes=2, max_rank=2))
+def test_plan_cost_equals_exhaustive_optimum(req):
+    mesh, shape, src, tgt = req
+    plan = plan_reshard(mesh, shape, src, tgt)
+    best = exhaustive_best_cost(mesh, shape, src, tgt, max_steps=len(plan.steps) + 2)
+    assert best is not None
+    assert math.isclose(plan.cost_us, best, rel_tol=1e-9, abs_tol=1e-12), (plan, best)
+
+
+@settings(max_examples=40, deadline=None)
+@given(requests(max_axes=3, max_rank=2), st.sampled_from([1, 2, 4, 8]))
+def test_cost_scales_with_itemsize_in_the_bandwidth_term(req, itemsize):
+    mesh, shape, src, tgt = req
+    plan = plan_reshard(mesh, shape, src, tgt, itemsize=itemsize)
+    one = plan_reshard(mesh, shape, src, tgt, itemsize=1)
+    assert plan.bytes <= one.bytes * itemsize + 1e-6 or plan.cost_us <= one.cost_us * itemsize
+
+
+def L(mesh, dims, partial=(), reduce=None):
+    return Layout.make(mesh, dims, partial, reduce)
+
+
+MESH = MeshSpec.make("x=2,y=4")
+
+
+def kinds(plan):
+    return [s.kind for s in plan.steps]
+
+
+def test_identity_is_empty():
+    a = L(MESH, [("x",), ()])
+    assert plan_reshard(MESH, (8, 8), a, a).steps == ()
+
+
+def test_replicate_to_shard_is_a_free_local_slice():
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()]), L(MESH, [("x", "y"), ()]))
+    assert kinds(plan) == ["slice", "slice"] and plan.cost_us == 0
+
+
+def test_partial_sum_to_shard_is_reduce_scatter():
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()], "x"), L(MESH, [("x",), ()]))
+    assert kinds(plan) == ["reduce_scatter"]
+
+
+def test_partial_sum_to_replicate_is_one_all_reduce():
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()], "y"), L(MESH, [(), ()]))
+    assert kinds(plan) == ["all_reduce"]
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_partial_max_min_never_reduce_scatter(reduce):
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()], ("x",), reduce), L(MESH, [("x",), ()]))
+    assert "reduce_scatter" not in kinds(plan) and "all_reduce" in kinds(plan)
+    prove_plan(plan)
+
+
+def test_shard_dim_to_dim_is_all_to_all():
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [("y",), ()]), L(MESH, [(), ("y",)]))
+    assert kinds(plan) == ["all_to_all"]
+
+
+def test_reorder_within_a_dim_is_one_permute():
+    mesh = MeshSpec.make("x=2,y=2")
+    plan = plan_reshard(mesh, (8, 8), L(mesh, [("x", "y"), ()]), L(mesh, [("y", "x"), ()]))
+    assert kinds(plan) == ["collective_permute"]
+    assert sorted(plan.steps[0].pairs) == [(1, 2), (2, 1)]
+    prove_plan(plan)
+
+
+def test_slow_axis_is_avoided_when_a_fast_one_does():
+    """x crosses nodes (slow); moving dim 0's shard to dim 1 over x costs more than over y."""
+    mesh = MeshSpec.make("x=4,y=4")
+    slow = CostModel.make(devices_per_node=4)
+    assert slow.link(mesh, "x") != slow.link(mesh, "y")
+    plan = plan_reshard(mesh, (16, 16), L(mesh, [("x",), ()]), L(mesh, [(), ()]), cost=slow)
+    assert kinds(plan) == ["all_gather"]
+    fast_only = CostModel.make({"x": AxisLink(0.6, 87.7)}, devices_per_node=4)
+    assert plan_reshard(mesh, (16, 16), L(mesh, [("x",), ()]), L(mesh, [(), ()]), cost=fast_only).cost_us < plan.cost_us
+
+
+def test_plans_are_cached():
+    a, b = L(MESH, [("x",), ()]), L(MESH, [(), ("x", "y")])
+    assert plan_reshard(MESH, (8, 16), a, b) is plan_reshard(MESH, (8, 16), a, b)
+
+
+def test_simulator_catches_a_wrong_step():
+    """The proof can fail: replaying an all_to_all's steps with a wrong target dim is caught."""
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [("y",), ()]), L(MESH, [(), ("y",)]))
+    wrong_target = L(MESH, [(), ("y",)])
+    bad = type(plan)(plan.mesh, plan.shape, plan.itemsize, plan.source, L(MESH, [("y",), ()]), plan.steps)
+    with pytest.raises(PlanMismatch):
+        prove_plan(bad)
+    assert plan.target == wrong_target
+
+
+def test_simulated_make_partial_sum_zeroes_other_ranks():
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()]), L(MESH, [(), ()], ("x",), "sum"))
+    assert kinds(plan) == ["make_partial"] and plan.cost_us == 0
+    x, value = source_locals(MESH, plan.source, plan.shape, np.random.default_rng(1))
+    y = apply_step(MESH, plan.steps[0], x)
+    assert np.array_equal(y[0], value) and not np.any(y[4])   # device 4 is x=1, y=0
+    prove_plan(plan)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "avg"])
+def test_make_partial_idempotent_types_keep_every_rank(reduce):
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [("y",), ()]), L(MESH, [("y",), ()], ("x",), reduce))
+    x, _ = source_locals(MESH, plan.source, plan.shape, np.random.default_rng(2))
+    y = apply_step(MESH, plan.steps[0], x)
+    assert all(np.array_equal(x[d], y[d]) for d in x)
+    prove_plan(plan)
