@@ -1,0 +1,65 @@
+"""The one place that touches jaxlib's MLIR bindings' setup (and `jax._src`, which is private).
+
+A context registers the func, stablehlo, chlo and sdy dialects and allows unregistered ones, so
+that our generic rule ops (`"paddle.matmul"`, `"jax.scatter-add"`) parse next to Shardy's ops.
+A jax version change should only ever touch this file.
+"""
+from __future__ import annotations
+
+import threading
+
+from jaxlib.mlir import ir  # noqa: F401  (re-exported: the bindings the other modules use)
+from jaxlib.mlir.dialects import sdy, stablehlo  # noqa: F401
+
+from .errors import IRError, IRParseError, IRVerifyError, error_from_diagnostic
+
+_local = threading.local()
+
+
+def make_context() -> ir.Context:
+    """A fresh MLIR context with the StableHLO, Shardy and func dialects loaded."""
+    from jax._src.interpreters import mlir as jax_mlir  # private: keep it here only
+
+    ctx = jax_mlir.make_ir_context()
+    ctx.allow_unregistered_dialects = True
+    return ctx
+
+
+def shared_context() -> ir.Context:
+    """This thread's context (MLIR contexts are not shared across threads)."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _local.ctx = make_context()
+    return ctx
+
+
+def parse_module(text: str, ctx: ir.Context | None = None, verify: bool = True) -> ir.Module:
+    """Parse MLIR text; MLIR's first error diagnostic becomes a typed IRError with line/column."""
+    if not isinstance(text, str):
+        raise TypeError(f"MLIR text must be a str, got {type(text).__name__}")
+    ctx = ctx or shared_context()
+    try:
+        module = ir.Module.parse(text, ctx)
+    except ir.MLIRError as e:
+        raise _typed(e, text, IRParseError) from None
+    if verify:
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise _typed(e, text, IRVerifyError) from None
+    return module
+
+
+def _typed(e: "ir.MLIRError", text: str, default: type) -> IRError:
+    diags = list(getattr(e, "error_diagnostics", []) or [])
+    if not diags:
+        return default(str(e.message))
+    d = diags[0]
+    # A verifier's diagnostic ("'op' op ...") is a verify error even when raised while parsing.
+    kind = IRVerifyError if "' op " in d.message and default is IRParseError else default
+    return error_from_diagnostic(d.message, d.location, source=text, default=kind)
+
+
+def print_module(module: ir.Module, generic: bool = False, locations: bool = False) -> str:
+    """MLIR's own printer: pretty forms for registered ops, generic for `paddle.*`/`jax.*`."""
+    return module.operation.get_asm(print_generic_op_form=generic, enable_debug_info=locations)
