@@ -12,8 +12,17 @@ _NUMBER = (int,)
 
 
 def quote(name: str) -> str:
-    """An axis or mesh name as an MLIR string literal."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """An axis or mesh name as an MLIR string literal, escaped as MLIR prints it (`"` -> \\22)."""
+    out = []
+    for byte in name.encode("utf-8"):
+        c = chr(byte)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and c != '"':
+            out.append(c)
+        else:
+            out.append(f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
 
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")

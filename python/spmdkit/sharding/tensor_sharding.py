@@ -2,8 +2,8 @@
 closed, with an optional priority; explicitly replicated axes; unreduced (pending-reduction) axes.
 
 Unreduced axes extend Shardy's `unreduced={...}` (a pending SUM) with other reduce types:
-`unreduced` lists every pending axis, and `reduce_types` names the type of those that are not
-"sum". In text the sum axes print as Shardy's `unreduced={...}` and the others as
+`unreduced` lists every pending axis, grouped by reduce type (sum first, then REDUCE_TYPES
+order), and `reduce_types` names the type of those that are not "sum". In text the sum axes print as Shardy's `unreduced={...}` and the others as
 `unreduced_max={...}`, `unreduced_min={...}`, ... so Shardy-readable text stays exact.
 """
 from __future__ import annotations
@@ -125,8 +125,12 @@ class TensorSharding:
         set_(self, "mesh", mesh)
         set_(self, "dims", dims)
         set_(self, "_replicated", tuple(as_axis(a) for a in replicated))
+        kinds = _normalize_reduce_types(reduce_types, unreduced)
+        # grouped by reduce type (sum first), each group in its given order, as the text lists them
+        rank_of = {a: REDUCE_TYPES.index(k) for a, k in kinds}
+        unreduced = tuple(sorted(unreduced, key=lambda a: rank_of.get(a, 0)))
         set_(self, "unreduced", unreduced)
-        set_(self, "reduce_types", _normalize_reduce_types(reduce_types, unreduced))
+        set_(self, "reduce_types", _normalize_reduce_types(kinds, unreduced))
 
     def __setattr__(self, key, value):
         raise AttributeError("TensorSharding is immutable")
