@@ -1,3 +1,8 @@
 """spmdkit.ir: programs of ops over values, with Shardy's sharding annotations and compiler API."""
 from .core import Block, Function, Op, Program, Region, Value  # noqa: F401
 from .types import TensorType, element_type  # noqa: F401
+from .errors import (IRError, IRParseError, IRVerifyError, ShardingRankError, UnknownAxisError,  # noqa: F401
+                     UnknownMeshError, UnknownOpError, UnsupportedIRError)
+from .attributes import MLIRAttr  # noqa: F401
+from .mlir_import import load, parse  # noqa: F401
+from .printer import print_program, to_mlir_module  # noqa: F401

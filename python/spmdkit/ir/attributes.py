@@ -60,6 +60,19 @@ _ARRAY_PINS = {"array<i1>", "array<i8>", "array<i16>", "array<i32>", "array<i64>
 _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 
 
+# Attributes whose MLIR form the op fixes: a Python value for them needs no pin in attr_types.
+OP_ATTR_PINS = {
+    ("sdy.manual_computation", "in_shardings"): "sharding_per_value",
+    ("sdy.manual_computation", "out_shardings"): "sharding_per_value",
+    ("sdy.manual_computation", "manual_axes"): "manual_axes",
+    ("func.call", "callee"): "symbol",
+}
+
+
+def default_pin(op_name: str, key: str) -> Optional[str]:
+    return OP_ATTR_PINS.get((op_name, key))
+
+
 # ---------------------------------------------------------------------------------------
 # Python -> MLIR text
 # ---------------------------------------------------------------------------------------

@@ -117,6 +117,10 @@ class Function:
     result_types: list[TensorType] = field(default_factory=list)
     result_shardings: list[Any] = field(default_factory=list)  # TensorSharding | None per result
     visibility: Optional[str] = None  # "private" for callees; None for public (main)
+    # Attributes other than `sdy.sharding` (e.g. jax's `mhlo.layout_mode`), kept so text round-trips.
+    arg_attrs: list[dict] = field(default_factory=list)     # per argument; may be shorter than args
+    result_attrs: list[dict] = field(default_factory=list)  # per result; may be shorter than results
+    attrs: dict[str, Any] = field(default_factory=dict)     # the func op's own extra attributes
 
     @property
     def args(self) -> list[Value]:
@@ -133,6 +137,11 @@ class Program:
     meshes: dict[str, Any] = field(default_factory=dict)  # name -> spmdkit.sharding.Mesh
     functions: dict[str, Function] = field(default_factory=dict)
     name: Optional[str] = None  # module name (`module @jit_f`), if any
+    attrs: dict[str, Any] = field(default_factory=dict)  # module attributes (`mhlo.num_partitions`, ...)
+
+    def __str__(self) -> str:
+        from .printer import print_program  # the printer imports this module
+        return print_program(self)
 
     def add_function(self, fn: Function) -> Function:
         if fn.name in self.functions:

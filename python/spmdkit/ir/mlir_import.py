@@ -1,0 +1,216 @@
+"""MLIR text -> Program: our own text and Shardy/StableHLO modules alike, read by MLIR's parser.
+
+MLIR parses and verifies (Shardy's verifiers check meshes, axes and ranks); this module walks the
+verified module into the IR: `sdy.mesh` ops become `Program.meshes`, `func.func` ops functions
+(arg/result `sdy.sharding` attributes become shardings), every other op an `Op` whose attributes
+are converted by `attributes.from_mlir`. An op's `sdy.sharding` (`#sdy.sharding_per_value`)
+becomes its results' shardings. Generic `"paddle.<name>"` ops are registry name `<name>`;
+`"jax.<primitive>"` keep their name. An op in no dialect and in no registry is an error.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Optional
+
+from ..sharding import parse_mesh
+from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
+from .core import Block, Function, Op, Program, Region, Value
+from .errors import IRError, UnknownOpError, UnsupportedIRError, location_line_column
+from .mlir_context import ir, parse_module, shared_context
+
+PADDLE_PREFIX = "paddle."
+JAX_PREFIX = "jax."
+# sdy.propagation_barrier's direction is an i32 enum in MLIR; the IR keeps its name.
+DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
+
+
+@lru_cache(maxsize=1)
+def rule_names() -> frozenset:
+    """Every name the rule registry knows (aliases included)."""
+    from .. import core as rules
+    return frozenset(rules.list_spmd_rules())
+
+
+def registry_name(mlir_name: str) -> str:
+    """The IR's op name for an MLIR op name: `paddle.matmul` -> `matmul`, others unchanged."""
+    return mlir_name[len(PADDLE_PREFIX):] if mlir_name.startswith(PADDLE_PREFIX) else mlir_name
+
+
+def parse(text: str, strict_ops: bool = True) -> Program:
+    """Parse MLIR text (ours or Shardy's/StableHLO's) into a Program; typed IRError on bad input.
+
+    strict_ops: reject ops that are in no registered dialect and have no rule in the registry.
+    """
+    module = parse_module(text)
+    return import_module(module, source=text, strict_ops=strict_ops)
+
+
+def load(path: str | os.PathLike, strict_ops: bool = True) -> Program:
+    """Parse an MLIR file."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        return parse(text, strict_ops=strict_ops)
+    except IRError as e:
+        e.args = (f"{os.fspath(path)}: {e.args[0]}",) + e.args[1:]
+        raise
+
+
+def import_module(module, source: Optional[str] = None, strict_ops: bool = True) -> Program:
+    """Walk a parsed (and verified) jaxlib MLIR module into a Program."""
+    return _Importer(source, strict_ops).module(module)
+
+
+class _Importer:
+    def __init__(self, source: Optional[str], strict_ops: bool):
+        self.source = source
+        self.strict_ops = strict_ops
+        self.values: dict = {}  # ir.Value -> Value
+        self.ctx = shared_context()
+
+    # -- errors --------------------------------------------------------------------------
+    def fail(self, cls, message: str, operation, value: Optional[str] = None):
+        line, column = location_line_column(operation.location)
+        raise cls(message, line=line, column=column, op=operation.name, value=value, source=self.source)
+
+    def location(self, operation) -> Optional[str]:
+        text = str(operation.location)
+        line, column = location_line_column(text)
+        if line is None:
+            return None if text == "loc(unknown)" else text
+        return f"line {line}, column {column}" if text.startswith('loc("-"') else text[4:-1]
+
+    # -- module, meshes, functions --------------------------------------------------------
+    def module(self, module) -> Program:
+        mod_op = module.operation
+        program = Program()
+        for name, attr in mod_op.attributes.items():
+            if name == "sym_name":
+                program.name = ir.StringAttr(attr).value
+            else:
+                program.attrs[name] = _plain(attr)
+        for op in module.body.operations:
+            operation = op.operation
+            if operation.name == "sdy.mesh":
+                mesh_name = ir.StringAttr(operation.attributes["sym_name"]).value
+                program.meshes[mesh_name] = parse_mesh(str(operation.attributes["mesh"]))
+            elif operation.name == "func.func":
+                program.add_function(self.function(operation))
+            else:
+                self.fail(UnsupportedIRError, "a module may hold only sdy.mesh and func.func ops", operation)
+        return program
+
+    def function(self, operation) -> Function:
+        attrs = operation.attributes
+        name = ir.StringAttr(attrs["sym_name"]).value
+        ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+        fn = Function(name)
+        if len(operation.regions[0].blocks) == 0:
+            self.fail(UnsupportedIRError, f"function @{name} is a declaration without a body", operation)
+        if len(operation.regions[0].blocks) != 1:
+            self.fail(UnsupportedIRError, f"function @{name} has several blocks", operation)
+        arg_attrs = _dict_list(attrs, "arg_attrs")
+        res_attrs = _dict_list(attrs, "res_attrs")
+        for key, attr in attrs.items():
+            if key in ("sym_name", "function_type", "arg_attrs", "res_attrs"):
+                continue
+            if key == "sym_visibility":
+                fn.visibility = ir.StringAttr(attr).value
+            else:
+                fn.attrs[key] = _plain(attr)
+        fn.body = self.block(operation.regions[0].blocks[0], operation, arg_attrs)
+        fn.arg_attrs = [_without_sharding(d) for d in arg_attrs]
+        for i, t in enumerate(ftype.results):
+            fn.result_types.append(self.tensor_type(t, operation, f"result {i} of @{name}"))
+            d = res_attrs[i] if i < len(res_attrs) else {}
+            fn.result_shardings.append(_sharding_of(d))
+        fn.result_attrs = [_without_sharding(d) for d in res_attrs]
+        _trim(fn.arg_attrs)
+        _trim(fn.result_attrs)
+        return fn
+
+    def tensor_type(self, t, operation, what: str):
+        tt = tensor_type_or_none(t)
+        if tt is None:
+            self.fail(UnsupportedIRError, f"{what} has type {t}; only static ranked tensors are supported",
+                      operation, value=what)
+        return tt
+
+    # -- blocks and ops --------------------------------------------------------------------
+    def block(self, mblock, owner, arg_attrs=None) -> Block:
+        block = Block()
+        for i, a in enumerate(mblock.arguments):
+            d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else {}
+            v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"), sharding=_sharding_of(d))
+            self.values[a] = v
+        for op in mblock.operations:
+            block.append(self.op(op.operation))
+        return block
+
+    def op(self, operation) -> Op:
+        mlir_name = operation.name
+        name = registry_name(mlir_name)
+        if self.strict_ops and not self.ctx.is_registered_operation(mlir_name):
+            if name not in rule_names():
+                where = "no rule of that name is registered" if mlir_name.startswith((PADDLE_PREFIX, JAX_PREFIX)) \
+                    else "it is in no registered dialect and names no rule"
+                self.fail(UnknownOpError, f"unknown op '{mlir_name}': {where}", operation)
+        if len(operation.successors):
+            self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
+        operands = []
+        for i, v in enumerate(operation.operands):
+            try:
+                operands.append(self.values[v])
+            except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
+                self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
+        result_types = [self.tensor_type(r.type, operation, f"result {i}") for i, r in enumerate(operation.results)]
+        op = Op.create(name, operands, result_types, location=self.location(operation))
+        for key, attr in operation.attributes.items():
+            if key == "sdy.sharding":
+                value, _ = from_mlir(attr)
+                if not isinstance(value, list) or len(value) != len(op.results):
+                    self.fail(IRError, f"sdy.sharding must give one sharding per result ({len(op.results)})",
+                              operation)
+                for r, s in zip(op.results, value):
+                    r.sharding = s
+                continue
+            value, pin = from_mlir(attr)
+            if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
+                value, pin = DIRECTIONS[value], None
+            op.attrs[key] = value
+            if pin is not None and pin != default_pin(name, key):
+                op.attr_types[key] = pin
+        for r, res in zip(op.results, operation.results):
+            self.values[res] = r
+        for region in operation.regions:
+            op.regions.append(Region([self.block(b, operation) for b in region.blocks]))
+        return op
+
+
+def _dict_list(attrs, key: str) -> list[dict]:
+    """A func's arg_attrs/res_attrs as a list of {name: ir.Attribute}."""
+    if key not in attrs:
+        return []
+    return [{n.name: n.attr for n in ir.DictAttr(d)} for d in ir.ArrayAttr(attrs[key])]
+
+
+def _sharding_of(d: dict):
+    if "sdy.sharding" not in d:
+        return None
+    value, _ = from_mlir(d["sdy.sharding"])
+    return value
+
+
+def _without_sharding(d: dict) -> dict:
+    return {k: _plain(v) for k, v in d.items() if k != "sdy.sharding"}
+
+
+def _plain(attr):
+    """Module/function attributes stay exact text: nothing reads them but the printer."""
+    return MLIRAttr(str(attr))
+
+
+def _trim(dicts: list[dict]) -> None:
+    while dicts and not dicts[-1]:
+        dicts.pop()
