@@ -1,0 +1,392 @@
+"""Import a JAX function into the IR: trace it with `jax.make_jaxpr`, one op per equation.
+
+- An equation of primitive `p` becomes an op `jax.p` whose attributes are its params converted
+  by `jax_params` (the rule registry's names, nothing dropped).
+- Literals and closed-over constants become `stablehlo.constant` ops (attribute `value`: a numpy
+  array, the constant's exact data) in the block that uses them, one per use site, so a
+  function body never reads a value defined outside it.
+- `jit`/`pjit`/`closed_call`/`remat` bodies and `custom_jvp_call`/`custom_vjp_call` primal bodies
+  become private functions called with `func.call` (attribute `callee`: the function's name); one
+  function per distinct jaxpr. `inline_calls=True` inlines them instead. (A custom derivative
+  rule is not imported: differentiate before importing, as `train_step` does.)
+- `shard_map` becomes `sdy.manual_computation` (in/out shardings from the specs, the manual axes
+  implicit in a spec listed as explicitly replicated, body on local shapes, `sdy.return`).
+- `while` becomes `stablehlo.while` (operands: the carried values; the regions read the loop
+  constants from the enclosing block), `cond` becomes `stablehlo.case` on the branch index (the
+  branches read their operands from the enclosing block), both ending in `stablehlo.return`.
+- `sharding_constraint` becomes `sdy.sharding_constraint` (attribute `sharding`; unconstrained
+  dims are open dims).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .core import Block, Function, Op, Program, Region, Value
+from .errors import IRError
+from .jax_params import ParamError, attrs_from_params, jax_mesh_axes, remember_primitive
+from .types import TensorType, element_type
+
+CALL_PRIMITIVES = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint",
+                             "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+
+
+class JaxImportError(IRError):
+    """A JAX program the IR cannot hold; names the primitive and the equation."""
+
+
+def import_jax(fn, *example_args, arg_shardings=None, meshes=None, inline_calls: bool = False,
+               name: Optional[str] = None) -> Program:
+    """Trace `fn(*example_args)` and return it as a Program whose `main` is `fn`.
+
+    `arg_shardings`: None, or one entry per flattened argument leaf (a flat sequence, or a pytree
+    shaped like `example_args` with None / TensorSharding / Shardy text / jax NamedSharding
+    leaves). `meshes`: {name: spmdkit Mesh} that the shardings name. Example args may be arrays
+    or `jax.ShapeDtypeStruct`s.
+    """
+    import jax
+
+    if not callable(fn):
+        raise TypeError(f"import_jax: expected a callable, got {type(fn).__name__}")
+    try:
+        closed = jax.make_jaxpr(fn)(*example_args)
+    except Exception as e:  # tracing errors are the user's function failing on these args
+        raise JaxImportError(f"tracing {getattr(fn, '__name__', fn)!r} failed: {type(e).__name__}: {e}") from e
+    program = Program(name=f"jit_{_symbol(getattr(fn, '__name__', 'fn'))}")
+    for mesh_name, mesh in (meshes or {}).items():
+        program.meshes[mesh_name] = mesh
+    importer = _Importer(program, inline_calls)
+    main = importer.function(closed, "main", visibility=None)
+    names = _arg_names(fn, example_args)
+    for value, arg_name in zip(main.args, names):
+        value.name = arg_name
+    if arg_shardings is not None:
+        _attach_arg_shardings(program, main, example_args, arg_shardings)
+    if name is not None:
+        program.name = name
+    return program
+
+
+# -- the importer -------------------------------------------------------------------------------
+class _Importer:
+    def __init__(self, program: Program, inline_calls: bool):
+        self.program = program
+        self.inline_calls = inline_calls
+        self.functions: dict[int, str] = {}  # id(jaxpr) -> function name
+
+    def function(self, closed, name: str, visibility: Optional[str]) -> Function:
+        jaxpr, consts = _open(closed)
+        fn = Function(name=name, visibility=visibility)
+        self.program.add_function(fn)
+        env: dict = {}
+        for var in jaxpr.invars:
+            env[var] = fn.body.add_arg(_type(var.aval))
+        self._bind_consts(fn.body, jaxpr.constvars, consts, env)
+        self.lower(fn.body, jaxpr, env, name)
+        outs = [self.read(fn.body, env, v, name) for v in jaxpr.outvars]
+        fn.body.append(Op.create("func.return", outs, []))
+        fn.result_types = [v.type for v in outs]
+        fn.result_shardings = [None] * len(outs)
+        return fn
+
+    def _bind_consts(self, block: Block, constvars, consts, env) -> None:
+        for var, const in zip(constvars, consts):
+            env[var] = self.constant(block, const, var.aval)
+
+    def constant(self, block: Block, data, aval) -> Value:
+        array = np.asarray(data, dtype=aval.dtype)
+        op = block.append(Op.create("stablehlo.constant", [], [_type(aval)], {"value": array}))
+        return op.result
+
+    def read(self, block: Block, env, atom, where: str) -> Value:
+        from jax.extend.core import Literal
+        if isinstance(atom, Literal):
+            return self.constant(block, atom.val, atom.aval)
+        try:
+            return env[atom]
+        except KeyError:
+            raise JaxImportError(f"{where}: variable {atom} is used before it is defined") from None
+
+    def lower(self, block: Block, jaxpr, env, where: str) -> None:
+        for index, eqn in enumerate(jaxpr.eqns):
+            prim = eqn.primitive.name
+            here = f"{where}: equation {index} ({prim})"
+            remember_primitive(eqn.primitive)
+            operands = [self.read(block, env, v, here) for v in eqn.invars]
+            result_types = [_type(v.aval) for v in eqn.outvars]
+            if prim in CALL_PRIMITIVES:
+                results = self.call(block, eqn, operands, here)
+            elif prim == "shard_map":
+                results = self.manual_computation(block, eqn, operands, result_types, here)
+            elif prim == "while":
+                results = self.while_loop(block, eqn, operands, result_types, env, here)
+            elif prim == "cond":
+                results = self.case(block, eqn, operands, result_types, env, here)
+            elif prim == "sharding_constraint":
+                results = self.sharding_constraint(block, eqn, operands, result_types, here)
+            else:
+                results = self.rule_op(block, eqn, operands, result_types, here)
+            for var, value in zip(eqn.outvars, results):
+                env[var] = value
+
+    # -- one op per kind of equation -----------------------------------------------------------
+    def rule_op(self, block, eqn, operands, result_types, here) -> list[Value]:
+        prim = eqn.primitive.name
+        for key, value in eqn.params.items():
+            if key == "update_jaxpr":  # a scatter's combiner: jax_params rebuilds it from the name
+                continue
+            if _is_jaxpr(value) or (isinstance(value, (tuple, list)) and any(_is_jaxpr(v) for v in value)):
+                raise JaxImportError(f"{here}: primitive {prim!r} carries a sub-program (param {key!r}) and is not "
+                                     f"supported (supported: {', '.join(sorted(CALL_PRIMITIVES))}, shard_map, "
+                                     f"while, cond)", op=f"jax.{prim}")
+        try:
+            attrs = attrs_from_params(prim, eqn.params)
+        except ParamError as e:
+            raise JaxImportError(f"{here}: {e.reason}", op=f"jax.{prim}") from None
+        op = Op.create(f"jax.{prim}", operands, result_types, attrs, location=_location(eqn, here))
+        return block.append(op).results
+
+    def call(self, block, eqn, operands, here) -> list[Value]:
+        params = eqn.params
+        sub = params.get("jaxpr", params.get("call_jaxpr", params.get("fun_jaxpr")))
+        if sub is None:
+            raise JaxImportError(f"{here}: no body found in params {sorted(params)}", op=f"jax.{eqn.primitive.name}")
+        jaxpr, consts = _open(sub)
+        if self.inline_calls:
+            env = dict(zip(jaxpr.invars, operands))
+            self._bind_consts(block, jaxpr.constvars, consts, env)
+            self.lower(block, jaxpr, env, here)
+            return [self.read(block, env, v, here) for v in jaxpr.outvars]
+        key = id(jaxpr)
+        if key not in self.functions:
+            name = self._fresh_name(str(params.get("name") or eqn.primitive.name))
+            self.functions[key] = name
+            self.function(sub, name, visibility="private")
+        callee = self.program.functions[self.functions[key]]
+        op = Op.create("func.call", operands, list(callee.result_types), {"callee": callee.name},
+                       location=_location(eqn, here))
+        return block.append(op).results
+
+    def manual_computation(self, block, eqn, operands, result_types, here) -> list[Value]:
+        params = eqn.params
+        mesh_name = self.mesh_name(params["mesh"])
+        mesh = self.program.meshes[mesh_name]
+        manual = params.get("newly_manual_axes", params.get("manual_axes"))
+        if manual is None:
+            manual = set(mesh.axis_names) - set(params.get("auto", ()))
+        manual = sorted(manual, key=mesh.axis_index)
+        in_sh = [spec_to_sharding(mesh_name, mesh, s, len(v.type.shape), replicated=manual)
+                 for s, v in zip(params["in_specs"], operands)]
+        out_sh = [spec_to_sharding(mesh_name, mesh, s, len(t.shape), replicated=manual)
+                  for s, t in zip(params["out_specs"], result_types)]
+        jaxpr, consts = _open(params["jaxpr"])
+        body = Block()
+        env = {var: body.add_arg(_type(var.aval)) for var in jaxpr.invars}
+        self._bind_consts(body, jaxpr.constvars, consts, env)
+        self.lower(body, jaxpr, env, here)
+        body.append(Op.create("sdy.return", [self.read(body, env, v, here) for v in jaxpr.outvars], []))
+        attrs = {"in_shardings": in_sh, "out_shardings": out_sh, "manual_axes": manual}
+        if "check_vma" in params:
+            attrs["jax.check_vma"] = bool(params["check_vma"])
+        op = Op.create("sdy.manual_computation", operands, result_types, attrs, [Region([body])],
+                       location=_location(eqn, here))
+        return block.append(op).results
+
+    def while_loop(self, block, eqn, operands, result_types, env, here) -> list[Value]:
+        p = eqn.params
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        cond_consts, body_consts, carried = operands[:nc], operands[nc:nc + nb], operands[nc + nb:]
+        regions = []
+        for closed, consts, is_cond in ((p["cond_jaxpr"], cond_consts, True), (p["body_jaxpr"], body_consts, False)):
+            jaxpr, jconsts = _open(closed)
+            region_block = Block()
+            inner = dict(zip(jaxpr.invars[:len(consts)], consts))
+            for var in jaxpr.invars[len(consts):]:
+                inner[var] = region_block.add_arg(_type(var.aval))
+            self._bind_consts(region_block, jaxpr.constvars, jconsts, inner)
+            self.lower(region_block, jaxpr, inner, here + (" cond" if is_cond else " body"))
+            outs = [self.read(region_block, inner, v, here) for v in jaxpr.outvars]
+            region_block.append(Op.create("stablehlo.return", outs, []))
+            regions.append(Region([region_block]))
+        op = Op.create("stablehlo.while", carried, result_types, {}, regions, location=_location(eqn, here))
+        return block.append(op).results
+
+    def case(self, block, eqn, operands, result_types, env, here) -> list[Value]:
+        index, args = operands[0], operands[1:]
+        regions = []
+        for branch in eqn.params["branches"]:
+            jaxpr, consts = _open(branch)
+            region_block = Block()
+            inner = dict(zip(jaxpr.invars, args))
+            self._bind_consts(region_block, jaxpr.constvars, consts, inner)
+            self.lower(region_block, jaxpr, inner, here + " branch")
+            outs = [self.read(region_block, inner, v, here) for v in jaxpr.outvars]
+            region_block.append(Op.create("stablehlo.return", outs, []))
+            regions.append(Region([region_block]))
+        op = Op.create("stablehlo.case", [index], result_types, {}, regions, location=_location(eqn, here))
+        return block.append(op).results
+
+    def sharding_constraint(self, block, eqn, operands, result_types, here) -> list[Value]:
+        named = eqn.params["sharding"]
+        mesh_obj, spec = getattr(named, "mesh", None), getattr(named, "spec", None)
+        if mesh_obj is None or spec is None:
+            raise JaxImportError(f"{here}: only NamedSharding constraints are supported, got {type(named).__name__}",
+                                 op="jax.sharding_constraint")
+        mesh_name = self.mesh_name(mesh_obj)
+        sharding = spec_to_sharding(mesh_name, self.program.meshes[mesh_name], spec, result_types[0].rank,
+                                    open_dims=eqn.params.get("unconstrained_dims", ()))
+        op = Op.create("sdy.sharding_constraint", operands, result_types, {"sharding": sharding},
+                       location=_location(eqn, here))
+        return block.append(op).results
+
+    # -- names ---------------------------------------------------------------------------------
+    def _fresh_name(self, base: str) -> str:
+        base = _symbol(base)
+        name, n = base, 0
+        while name in self.program.functions or name == "main":
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
+    def mesh_name(self, jax_mesh) -> str:
+        return register_mesh(self.program, mesh_from_jax(jax_mesh))
+
+
+# -- shardings ---------------------------------------------------------------------------------
+def mesh_from_jax(jax_mesh):
+    """The spmdkit Mesh of a jax Mesh / AbstractMesh (device ids kept when it has devices)."""
+    from ..sharding import Mesh
+    axes, ids = jax_mesh_axes(jax_mesh)
+    return Mesh(axes, device_ids=ids)
+
+
+def register_mesh(program: Program, mesh) -> str:
+    """The name of `mesh` in `program.meshes`, adding it as `mesh`, `mesh_1`, ... when new."""
+    for name, known in program.meshes.items():
+        if known == mesh:
+            return name
+    name, n = "mesh", 0
+    while name in program.meshes:
+        n += 1
+        name = f"mesh_{n}"
+    program.meshes[name] = mesh
+    return name
+
+
+def spec_to_sharding(mesh_name: str, mesh, spec, rank: int, replicated: Sequence[str] = (), open_dims=()):
+    """A TensorSharding from a jax PartitionSpec (shorter specs pad with closed replicated dims).
+
+    `replicated`: axes to list as explicitly replicated when the spec does not use them (the
+    manual axes of a manual computation); `open_dims`: dims that are open (`?`).
+    """
+    from jax.sharding import PartitionSpec
+
+    from ..sharding import DimSharding, TensorSharding
+    entries = list(spec) if spec is not None else []
+    if len(entries) > rank:
+        raise JaxImportError(f"partition spec {spec} has {len(entries)} entries for a rank-{rank} value")
+    dims, used = [], set()
+    for i in range(rank):
+        entry = entries[i] if i < len(entries) else None
+        if entry is PartitionSpec.UNCONSTRAINED:
+            dims.append(DimSharding((), is_closed=False))
+            continue
+        axes = () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
+        for a in axes:
+            if not mesh.has_axis(a):
+                raise JaxImportError(f"partition spec {spec} names axis {a!r}, which mesh @{mesh_name} lacks")
+        used.update(axes)
+        dims.append(DimSharding(axes, is_closed=i not in set(open_dims)))
+    rest = sorted((a for a in replicated if a not in used), key=mesh.axis_index)
+    return TensorSharding(mesh_name, dims, replicated=rest)
+
+
+def _attach_arg_shardings(program: Program, main: Function, example_args, arg_shardings) -> None:
+    import jax
+
+    from ..sharding import TensorSharding, parse_sharding, verify
+    is_leaf = lambda x: x is None or isinstance(x, (TensorSharding, str, jax.sharding.Sharding))  # noqa: E731
+    if isinstance(arg_shardings, (list, tuple)) and len(arg_shardings) == len(main.args) and \
+            all(is_leaf(s) for s in arg_shardings):
+        flat = list(arg_shardings)
+    else:
+        flat = jax.tree_util.tree_leaves(arg_shardings, is_leaf=is_leaf)
+        if len(flat) != len(main.args):
+            raise JaxImportError(f"arg_shardings has {len(flat)} leaves; the function has {len(main.args)} "
+                                 f"array arguments")
+    for i, (value, sharding) in enumerate(zip(main.args, flat)):
+        label = f"argument {i} ({value.name})" if value.name else f"argument {i}"
+        if sharding is None:
+            continue
+        if isinstance(sharding, str):
+            sharding = parse_sharding(sharding)
+        elif isinstance(sharding, jax.sharding.NamedSharding):
+            mesh_name = register_mesh(program, mesh_from_jax(sharding.mesh))
+            sharding = spec_to_sharding(mesh_name, program.meshes[mesh_name], sharding.spec, value.type.rank)
+        elif not isinstance(sharding, TensorSharding):
+            raise TypeError(f"import_jax: {label}: a sharding must be a TensorSharding, Shardy text or a "
+                            f"NamedSharding, got {type(sharding).__name__}")
+        if isinstance(sharding.mesh, str) and sharding.mesh not in program.meshes:
+            raise JaxImportError(f"{label}: sharding {sharding} names mesh @{sharding.mesh}, which is not in "
+                                 f"meshes ({', '.join(sorted(program.meshes)) or 'none given'})",
+                                 value=f"%{value.name or i}")
+        try:
+            verify(sharding, program.meshes, value.type.shape, name=label)
+        except ValueError as e:
+            raise JaxImportError(str(e), value=f"%{value.name or i}") from None
+        value.sharding = sharding
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _open(closed) -> tuple[Any, Sequence]:
+    """(jaxpr, consts) of a ClosedJaxpr or a bare Jaxpr."""
+    jaxpr = getattr(closed, "jaxpr", None)
+    if jaxpr is not None and hasattr(closed, "consts"):
+        return jaxpr, list(closed.consts)
+    return closed, []
+
+
+def _is_jaxpr(value) -> bool:
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+    return isinstance(value, (ClosedJaxpr, Jaxpr))
+
+
+def _type(aval) -> TensorType:
+    if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
+        raise JaxImportError(f"value of abstract type {aval} is not a tensor (tokens and refs are not supported)")
+    return TensorType(tuple(aval.shape), element_type(np.dtype(aval.dtype).name))
+
+
+def _symbol(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_$.]", "_", name) or "fn"
+    return name if re.match(r"[A-Za-z_]", name) else "_" + name
+
+
+def _location(eqn, here: str) -> str:
+    info = getattr(eqn, "source_info", None)
+    frame = None
+    try:
+        from jax._src import source_info_util  # private: only for a readable location
+        frame = source_info_util.user_frame(info.traceback) if info is not None else None
+    except Exception:  # pragma: no cover - location is best effort
+        frame = None
+    return f"{here} at {frame.file_name}:{frame.start_line}" if frame is not None else here
+
+
+def _arg_names(fn, example_args) -> list[str]:
+    """Printable names of the flattened argument leaves: `params.wte`, `tokens`, ..."""
+    import jax
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, arg in enumerate(example_args):
+        base = params[i] if i < len(params) and not params[i].startswith("*") else f"arg{i}"
+        for path, _ in jax.tree_util.tree_flatten_with_path(arg)[0]:
+            parts = [base] + [str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path]
+            names.append(re.sub(r"[^A-Za-z0-9_$.]", "_", ".".join(parts)))
+    return names

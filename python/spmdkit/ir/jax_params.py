@@ -1,0 +1,226 @@
+"""A jaxpr equation's params <-> printable IR attributes, losslessly, for `jax.<primitive>` ops.
+
+The importer turns params into attributes the rule registry reads (StableHLO's names in snake
+case: dot_general's `dimension_numbers` becomes `lhs_contracting_dimensions`, ...; see
+docs/jax_stablehlo_rules.md) and keeps every other param as a plain attribute (bool, int, float,
+str, lists), so nothing is lost: `params_from_attrs` rebuilds the exact params and the
+interpreter binds the primitive with them. Encodings:
+- tuples -> lists (rebuilt as tuples), numpy scalars -> Python numbers;
+- dtypes (params named in DTYPE_PARAMS) -> numpy names ("float32");
+- enums (mode, precision, rounding_method) -> member names;
+- dimension-number tuples -> one list attribute per field (scatter's `operand_batching_dims`
+  is `input_batching_dims`, as StableHLO names it); pad's `padding_config` -> flat (lo, hi, in)*;
+- params that are None -> omitted, their names listed in the attribute `jax.none_params`;
+- a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype).
+Params that are jaxprs are the importer's business (regions, functions), never attributes.
+`jax._src` is private; every use of it by the IR is in this one module.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import AttributeConversionError
+
+NONE_PARAMS = "jax.none_params"
+
+DTYPE_PARAMS = frozenset({"new_dtype", "dtype", "preferred_element_type", "index_dtype", "out_dtype",
+                          "accumulation_type", "input_dtype", "output_dtype"})
+
+# params whose value is an object the IR represents otherwise (regions, functions, meshes)
+STRUCTURAL_PARAMS = frozenset({"jaxpr", "call_jaxpr", "jvp", "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "fwd_jaxpr_thunk",
+                               "bwd", "out_trees", "branches", "cond_jaxpr", "body_jaxpr"})
+
+_SCATTERS = {"scatter-add": "add", "scatter_add": "add", "scatter-mul": "mul", "scatter_mul": "mul",
+             "scatter-min": "min", "scatter_min": "min", "scatter-max": "max", "scatter_max": "max",
+             "scatter-sub": "sub", "scatter_sub": "sub", "scatter": None}
+
+
+class ParamError(AttributeConversionError):
+    """A param the IR cannot hold as an attribute, or an attribute that cannot become a param."""
+
+
+def _dimension_number_classes():
+    from jax._src.lax import convolution, slicing
+    return {"gather": (slicing.GatherDimensionNumbers, {}),
+            **{s: (slicing.ScatterDimensionNumbers, {"operand_batching_dims": "input_batching_dims"})
+               for s in _SCATTERS},
+            "conv_general_dilated": (convolution.ConvDimensionNumbers, {})}
+
+
+def _enum_classes():
+    from jax._src.lax import lax, slicing
+    return {"mode": slicing.GatherScatterMode, "precision": lax.Precision, "rounding_method": lax.RoundingMethod}
+
+
+# -- params -> attributes -----------------------------------------------------------------
+def encode_value(value, where: str):
+    """One param value as a printable attribute (recursively for tuples)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return [encode_value(v, where) for v in value]
+    raise ParamError(f"{where}: cannot keep a param of type {type(value).__name__} ({value!r:.80}) as an attribute")
+
+
+def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The attributes of a `jax.<prim>` op (structural params left out; the caller handles them)."""
+    attrs: dict[str, Any] = {}
+    nones: list[str] = []
+    dnums = _dimension_number_classes()
+    for key, value in params.items():
+        where = f"jax.{prim}: param {key!r}"
+        if key in STRUCTURAL_PARAMS:
+            continue
+        if prim in _SCATTERS and key in ("update_jaxpr", "update_consts"):
+            if key == "update_consts" and tuple(value):
+                raise ParamError(f"{where}: a scatter with update constants is not supported")
+            continue
+        if value is None:
+            nones.append(key)
+        elif key in DTYPE_PARAMS:
+            attrs[key] = np.dtype(value).name
+        elif key == "dimension_numbers" and prim == "dot_general":
+            (lc, rc), (lb, rb) = value
+            attrs.update(lhs_contracting_dimensions=encode_value(lc, where),
+                         rhs_contracting_dimensions=encode_value(rc, where),
+                         lhs_batching_dimensions=encode_value(lb, where),
+                         rhs_batching_dimensions=encode_value(rb, where))
+        elif key == "dimension_numbers" and prim in dnums:
+            cls, renames = dnums[prim]
+            for field in cls._fields:
+                attrs[renames.get(field, field)] = encode_value(getattr(value, field), where)
+        elif key == "padding_config" and prim == "pad":
+            attrs[key] = [int(x) for triple in value for x in triple]
+        elif isinstance(value, (frozenset, set)):
+            attrs[key] = sorted(encode_value(v, where) for v in value)
+        else:
+            attrs[key] = encode_value(value, where)
+    if nones:
+        attrs[NONE_PARAMS] = sorted(nones)
+    return attrs
+
+
+# -- attributes -> params -----------------------------------------------------------------
+_SET_PARAMS = frozenset({"unconstrained_dims", "newly_manual_axes", "manual_axes"})
+
+
+def _as_param(value):
+    if isinstance(value, list):
+        return tuple(_as_param(v) for v in value)
+    return value
+
+
+def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) -> dict[str, Any]:
+    """The exact params to bind `prim` with, rebuilt from the attributes `attrs_from_params` made."""
+    import jax.numpy as jnp
+
+    attrs = dict(attrs)
+    params: dict[str, Any] = {k: None for k in attrs.pop(NONE_PARAMS, [])}
+    enums = _enum_classes()
+    dnums = _dimension_number_classes()
+    if prim == "dot_general":
+        try:
+            params["dimension_numbers"] = (
+                (tuple(attrs.pop("lhs_contracting_dimensions")), tuple(attrs.pop("rhs_contracting_dimensions"))),
+                (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", []))))
+        except KeyError as e:
+            raise ParamError(f"jax.dot_general: attribute {e.args[0]!r} is missing") from None
+    elif prim in dnums:
+        cls, renames = dnums[prim]
+        fields = {}
+        for field in cls._fields:
+            name = renames.get(field, field)
+            if name not in attrs:
+                raise ParamError(f"jax.{prim}: attribute {name!r} is missing")
+            fields[field] = _as_param(attrs.pop(name))
+        params["dimension_numbers"] = cls(**fields)
+    if prim == "pad" and "padding_config" in attrs:
+        flat = attrs.pop("padding_config")
+        if len(flat) % 3:
+            raise ParamError(f"jax.pad: padding_config has {len(flat)} entries, not a multiple of 3")
+        params["padding_config"] = tuple(tuple(flat[i:i + 3]) for i in range(0, len(flat), 3))
+    if prim in _SCATTERS:
+        params["update_consts"] = ()
+        params["update_jaxpr"] = _scatter_update_jaxpr(_SCATTERS[prim], operand_dtypes)
+    for key, value in attrs.items():
+        if key in DTYPE_PARAMS:
+            params[key] = jnp.dtype(value)
+        elif key in enums and value is not None:
+            cls = enums[key]
+            try:
+                params[key] = tuple(cls[v] for v in value) if isinstance(value, list) else cls[value]
+            except KeyError:
+                raise ParamError(f"jax.{prim}: {key}={value!r} is not a {cls.__name__}") from None
+        elif key in _SET_PARAMS:
+            params[key] = frozenset(value)
+        else:
+            params[key] = _as_param(value)
+    return params
+
+
+def _scatter_update_jaxpr(kind, operand_dtypes):
+    if kind is None:
+        return None
+    import jax
+    from jax import lax
+
+    if not operand_dtypes:
+        raise ParamError("a scatter's update computation needs the operand's dtype")
+    fn = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max, "sub": lax.sub}[kind]
+    scalar = jax.ShapeDtypeStruct((), operand_dtypes[0])
+    return jax.make_jaxpr(fn)(scalar, scalar).jaxpr
+
+
+# -- primitives by name ---------------------------------------------------------------------
+_PRIMITIVES: dict[str, Any] = {}
+
+
+def remember_primitive(prim) -> None:
+    """Record a primitive met while importing, so that `primitive(name)` finds it later."""
+    _PRIMITIVES.setdefault(prim.name, prim)
+
+
+def primitive(name: str):
+    """The JAX primitive called `name` (a jaxpr's name: `dot_general`, `scatter-add`, ...)."""
+    if name not in _PRIMITIVES:
+        _scan_primitives()
+    try:
+        return _PRIMITIVES[name]
+    except KeyError:
+        raise ParamError(f"unknown JAX primitive {name!r}") from None
+
+
+def _scan_primitives() -> None:
+    import importlib
+
+    from jax.extend.core import Primitive
+    for module in ("jax._src.lax.lax", "jax._src.lax.slicing", "jax._src.lax.special", "jax._src.lax.parallel",
+                   "jax._src.lax.control_flow", "jax._src.lax.convolution", "jax._src.lax.windowed_reductions",
+                   "jax._src.ad_util", "jax._src.ad_checkpoint", "jax._src.pjit", "jax._src.shard_map",
+                   "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg"):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:  # pragma: no cover - a module moved in another JAX version
+            continue
+        for value in vars(mod).values():
+            if isinstance(value, Primitive):
+                _PRIMITIVES.setdefault(value.name, value)
+
+
+def jax_mesh_axes(mesh) -> tuple[list[tuple[str, int]], list[int] | None]:
+    """(axes, device ids) of a jax Mesh or AbstractMesh; ids None when it has no devices."""
+    axes = [(str(n), int(s)) for n, s in zip(mesh.axis_names, mesh.axis_sizes)]
+    devices = getattr(mesh, "devices", None)
+    ids = None if devices is None else [int(d.id) for d in np.asarray(devices).flat]
+    return axes, ids
