@@ -138,6 +138,7 @@ class Program:
     functions: dict[str, Function] = field(default_factory=dict)
     name: Optional[str] = None  # module name (`module @jit_f`), if any
     attrs: dict[str, Any] = field(default_factory=dict)  # module attributes (`mhlo.num_partitions`, ...)
+    mesh_attrs: dict[str, dict] = field(default_factory=dict)  # extra attributes of an `sdy.mesh` op, by mesh
 
     def __str__(self) -> str:
         from .printer import print_program  # the printer imports this module

@@ -95,6 +95,9 @@ class _Importer:
             if operation.name == "sdy.mesh":
                 mesh_name = ir.StringAttr(operation.attributes["sym_name"]).value
                 program.meshes[mesh_name] = parse_mesh(str(operation.attributes["mesh"]))
+                extra = {k: _plain(a) for k, a in operation.attributes.items() if k not in ("sym_name", "mesh")}
+                if extra:
+                    program.mesh_attrs[mesh_name] = extra
             elif operation.name == "func.func":
                 program.add_function(self.function(operation))
             else:

@@ -124,7 +124,9 @@ class _Writer:
         for name, mesh in p.meshes.items():
             if not isinstance(mesh, Mesh):
                 raise IRError(f"mesh @{name} must be a spmdkit.sharding.Mesh, got {type(mesh).__name__}")
-            self.emit(f"  sdy.mesh {symbol_ref(name)} = {mesh}", f"sdy.mesh @{name}")
+            extra = p.mesh_attrs.get(name)
+            tail = " " + self.attr_dict(extra, {}, f"sdy.mesh @{name}") if extra else ""
+            self.emit(f"  sdy.mesh {symbol_ref(name)} = {mesh}{tail}", f"sdy.mesh @{name}")
         for fn in p.functions.values():
             self.function(fn)
         self.emit("}")
