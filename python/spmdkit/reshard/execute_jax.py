@@ -4,11 +4,12 @@
 axes are the plan's); `reshard_function(plan, mesh)` wraps it into a jitted global -> global
 function. A partial value cannot be written as one global array, so there the global array
 carries one leading dim, sharded over the partial axes, holding each partial coordinate's
-contribution. JAX is imported lazily: importing spmdkit.reshard never starts a JAX backend.
+contribution. Reading the compiled program's collectives: hlo_collectives.py. JAX is imported
+lazily: importing spmdkit.reshard never starts a JAX backend.
 """
 from __future__ import annotations
 
-import re
+import math
 
 from .layout import Layout, ReshardError
 from .planner import Plan
@@ -28,7 +29,10 @@ def _group_perm(plan_mesh, step):
     groups = set(frozenset(p) for p in perms.values())
     if len(groups) != 1:
         raise ReshardError(f"{step.describe()}: the permutation differs between device groups")
-    return sorted(groups.pop())
+    moved = sorted(groups.pop())
+    # ppermute zero-fills a device nobody sends to: devices that keep their shard send to themselves
+    receivers = {d for _, d in moved}
+    return moved + [(i, i) for i in range(math.prod(sizes)) if i not in receivers]
 
 
 def _linear(idx, sizes):
@@ -100,16 +104,3 @@ def reshard_function(plan: Plan, mesh):
 
     return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
                                  check_vma=False))
-
-
-_COLLECTIVE = re.compile(r"\b(all-gather|reduce-scatter|all-reduce|all-to-all|collective-permute)(-start)?\(")
-_HLO_NAMES = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-reduce": "all_reduce",
-              "all-to-all": "all_to_all", "collective-permute": "collective_permute"}
-
-
-def count_collectives(hlo_text: str) -> dict[str, int]:
-    """Collectives per kind in compiled HLO text (an async -start/-done pair counts once)."""
-    counts = dict.fromkeys(_HLO_NAMES.values(), 0)
-    for m in _COLLECTIVE.finditer(hlo_text):
-        counts[_HLO_NAMES[m.group(1)]] += 1
-    return counts

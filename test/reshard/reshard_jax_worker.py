@@ -1,0 +1,116 @@
+"""Runs reshard plans with real XLA collectives on 8 virtual CPU devices; prints one JSON line per
+case. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
+starts (other test modules in the same pytest process also import JAX)."""
+import json
+import os
+import random
+import sys
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding  # noqa: E402
+
+from spmdkit.reshard import AxisLink, CostModel, Layout, MeshSpec, parse_layout, plan_reshard  # noqa: E402
+from spmdkit.reshard.execute_jax import partition_spec, reshard_function  # noqa: E402
+from spmdkit.reshard.hlo_collectives import collective_bytes, count_collectives  # noqa: E402
+
+# bandwidth only: the plan with the fewest bytes, to compare with XLA's byte count
+BYTES_ONLY = CostModel.make(intra=AxisLink(0.0, 87.7), inter=AxisLink(0.0, 87.7))
+
+REDUCE = {"sum": np.sum, "avg": np.mean, "max": np.max, "min": np.min}
+
+MESHES = {"2x2": "x=2,y=2", "2x4": "x=2,y=4", "2x2x2": "x=2,y=2,z=2"}
+
+FIXED = [  # (mesh, shape, source, target): one of each move, and the brief's examples
+    ("2x4", (8, 16), '[{"x"}, {}]', '[{}, {"x", "y"}]'),
+    ("2x4", (8, 16), '[{"x", "y"}, {}]', '[{"y", "x"}, {}]'),
+    ("2x2", (4, 8), '[{"x"}, {"y"}]', '[{"y"}, {"x"}]'),
+    ("2x4", (8, 16), '[{}, {}] partial={"x", "y"}:sum', '[{"x"}, {"y"}]'),
+    ("2x4", (8, 16), '[{}, {}] partial={"x"}:max', '[{"y"}, {"x"}]'),
+    ("2x2x2", (8, 8), '[{}, {"z"}] partial={"x", "y"}:min', '[{}, {}]'),
+    ("2x2x2", (8, 8, 4), '[{}, {}, {}] partial={"y"}:avg', '[{"y"}, {"x"}, {"z"}]'),
+    ("2x2x2", (8, 8), '[{"y"}, {}]', '[{}, {}] partial={"x", "z"}:sum'),
+    ("2x2x2", (8, 8), '[{"x", "y", "z"}, {}]', '[{}, {"z", "y", "x"}]'),
+    ("2x2", (4, 4), '[{"x"}, {}]', '[{"x"}, {}]'),
+    # large enough (>= 1 MiB) that bandwidth, not latency, decides the default model's plan
+    ("2x4", (512, 1024), '[{"x"}, {}]', '[{}, {"x", "y"}]'),
+    ("2x2x2", (512, 512), '[{"x", "y", "z"}, {}]', '[{}, {"z", "y", "x"}]'),
+    ("2x4", (256, 1024), '[{"x"}, {"y"}]', '[{"y"}, {"x"}]'),
+]
+
+
+def random_layout(rng, mesh, rank, reduce):
+    dims, partial = [[] for _ in range(rank)], []
+    names = list(mesh.names)
+    rng.shuffle(names)
+    for a in names:
+        c = rng.randint(-2, rank - 1)
+        (partial if c == -2 else dims[c] if c >= 0 else []).append(a)
+    return Layout.make(mesh, dims, partial, reduce)
+
+
+def cases(n_random, seed):
+    for key, shape, a, b in FIXED:
+        mesh = MeshSpec.make(MESHES[key])
+        yield key, shape, parse_layout(a, mesh), parse_layout(b, mesh)
+    rng = random.Random(seed)
+    for _ in range(n_random):
+        key = rng.choice(sorted(MESHES))
+        mesh = MeshSpec.make(MESHES[key])
+        rank = rng.randint(1, 3)
+        reduce = rng.choice(["sum", "avg", "max", "min"])
+        shape = tuple(8 * rng.randint(1, 2) for _ in range(rank))
+        yield key, shape, random_layout(rng, mesh, rank, reduce), random_layout(rng, mesh, rank, rng.choice([reduce, "sum"]))
+
+
+def check_values(plan, jmesh, y, contributions):
+    """Every device's local result against its shard of the true value (reduced over the target's
+    partial axes when it has them)."""
+    src, tgt = plan.source, plan.target
+    value = REDUCE[src.reduce](contributions, axis=0) if src.partial else contributions
+    coords = {d.id: dict(zip(jmesh.axis_names, idx)) for idx, d in np.ndenumerate(jmesh.devices)}
+    local = {s.device.id: np.asarray(s.data) for s in y.addressable_shards}
+    for s in y.addressable_shards:
+        want = value[s.index[1:]] if tgt.partial else value[s.index]
+        if tgt.partial:
+            c = coords[s.device.id]
+            group = [d for d, cc in coords.items() if all(cc[a] == c[a] for a in jmesh.axis_names if a not in tgt.partial)]
+            got = REDUCE[tgt.reduce](np.stack([local[d][0] for d in group]), axis=0)
+        else:
+            got = local[s.device.id]
+        if got.shape != want.shape or not np.allclose(got, want, atol=1e-5):
+            return False
+    return True
+
+
+def main():
+    n_random, seed = int(sys.argv[1]), int(sys.argv[2])
+    jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y")), "2x4": jax.make_mesh((2, 4), ("x", "y")),
+               "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"))}
+    for key, shape, src, tgt in cases(n_random, seed):
+        jm = jmeshes[key]
+        plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=4)
+        npart = int(np.prod([plan.mesh.size(a) for a in src.partial]))
+        rng = np.random.default_rng(len(plan.steps))
+        data = rng.integers(-8, 9, size=((npart,) if src.partial else ()) + shape).astype(np.float32)
+        x = jax.device_put(data, NamedSharding(jm, partition_spec(src)))
+        f = reshard_function(plan, jm)
+        y = f(x)
+        hlo = f.lower(x).compile().as_text()
+        row = {"mesh": key, "shape": list(shape), "source": str(src), "target": str(tgt),
+               "steps": [s.describe() for s in plan.steps], "planned": plan.collective_counts(),
+               "compiled": count_collectives(hlo), "values_ok": check_values(plan, jm, y, data),
+               "plan_bytes": plan.bytes, "compiled_bytes": collective_bytes(hlo), "xla_auto_bytes": None}
+        if not src.partial and not tgt.partial:  # XLA's own partitioner on the same reshard
+            auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
+            ahlo = auto.lower(x).compile().as_text()
+            row["xla_auto_bytes"] = collective_bytes(ahlo)
+            row["xla_auto_counts"] = count_collectives(ahlo)
+            row["bytes_only_plan_bytes"] = plan_reshard(plan.mesh, shape, src, tgt, 4, BYTES_ONLY).bytes
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
