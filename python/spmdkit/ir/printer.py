@@ -97,7 +97,8 @@ class _Writer:
             known = ", ".join("@" + m for m in self.program.meshes) or "none"
             raise UnknownMeshError(f"sharding {s} names mesh @{s.mesh}; the program declares {known}",
                                    op=op, value=value)
-        if v_type is not None and s.rank != v_type.rank:
+        maximal = not mesh.axes and s.rank == 0  # a device-pinned value: Shardy allows any rank
+        if v_type is not None and s.rank != v_type.rank and not maximal:
             raise ShardingRankError(f"sharding {s} has {s.rank} dims, the value {v_type} has rank {v_type.rank}",
                                     op=op, value=value)
         for axis in s.axes_used():
