@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .constants import dense_value
 from .core import Block, Function, Op, Program, Value
 from .errors import IRError
 from .jax_params import ParamError, params_from_attrs, primitive
@@ -89,7 +90,10 @@ class _Interpreter:
         if name.startswith("jax."):
             return self.jax_op(op, inputs, where)
         if name == "stablehlo.constant":
-            return [np.asarray(op.attrs["value"], dtype=_np_dtype(op.result.type))]
+            try:
+                return [dense_value(op.attrs["value"], op.result.type, _np_dtype(op.result.type))]
+            except (KeyError, ValueError) as e:
+                raise EvaluateError(f"{where}: bad constant: {e}", op=name) from None
         if name in IDENTITY_OPS:
             return list(inputs)
         if name == "sdy.sharding_group":

@@ -2,8 +2,8 @@
 
 - An equation of primitive `p` becomes an op `jax.p` whose attributes are its params converted
   by `jax_params` (the rule registry's names, nothing dropped).
-- Literals and closed-over constants become `stablehlo.constant` ops (attribute `value`: a numpy
-  array, the constant's exact data) in the block that uses them, one per use site, so a
+- Literals and closed-over constants become `stablehlo.constant` ops (attribute `value`: an
+  exact dense attribute, see constants.py) in the block that uses them, one per use site, so a
   function body never reads a value defined outside it.
 - `jit`/`pjit`/`closed_call`/`remat` bodies and `custom_jvp_call`/`custom_vjp_call` primal bodies
   become private functions called with `func.call` (attribute `callee`: the function's name); one
@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .constants import dense_attr
 from .core import Block, Function, Op, Program, Region, Value
 from .errors import IRError
 from .jax_params import ParamError, attrs_from_params, jax_mesh_axes, remember_primitive
@@ -98,7 +99,7 @@ class _Importer:
 
     def constant(self, block: Block, data, aval) -> Value:
         array = np.asarray(data, dtype=aval.dtype)
-        op = block.append(Op.create("stablehlo.constant", [], [_type(aval)], {"value": array}))
+        op = block.append(Op.create("stablehlo.constant", [], [_type(aval)], {"value": dense_attr(array)}))
         return op.result
 
     def read(self, block: Block, env, atom, where: str) -> Value:

@@ -1,0 +1,50 @@
+"""Constant data <-> the `value` attribute of `stablehlo.constant` (an MLIR dense elements attribute).
+
+Encoding writes MLIR's raw hex form (`dense<"0x...">`, little-endian bytes), exact for every
+numeric dtype (bf16 and 0-d arrays included) with no float formatting involved; booleans use
+MLIR's own builder. Decoding reads the attribute with MLIR's bindings (any text MLIR printed),
+or takes a numpy array as is (programs built in Python may hold one).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .attributes import MLIRAttr
+from .errors import AttributeConversionError
+from .mlir_context import ir, shared_context
+from .types import TensorType, element_type
+
+
+def dense_attr(array) -> MLIRAttr:
+    """The exact dense attribute of a numpy-convertible array."""
+    array = np.asarray(array)
+    mlir_type = str(TensorType(array.shape, element_type(array.dtype.name)))
+    if array.dtype == np.bool_:
+        with shared_context():
+            text = str(ir.DenseElementsAttr.get(np.ascontiguousarray(array), shape=list(array.shape)))
+        return MLIRAttr(text)
+    if array.dtype.kind not in "iufV" and array.dtype.name not in ("bfloat16",):
+        if array.dtype.kind != "f":
+            raise AttributeConversionError(f"a constant of dtype {array.dtype} has no dense form")
+    raw = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+    return MLIRAttr(f'dense<"0x{raw.hex().upper()}"> : {mlir_type}')
+
+
+def dense_value(value, t: TensorType, dtype) -> np.ndarray:
+    """The numpy array of a `value` attribute (MLIRAttr text or an array) of type `t`."""
+    if isinstance(value, MLIRAttr):
+        with shared_context():
+            try:
+                attr = ir.DenseElementsAttr(ir.Attribute.parse(value.text))
+                data = np.array(attr)
+            except Exception as e:  # MLIR's bindings cannot decode some element types (bf16, fp8)
+                raise AttributeConversionError(f"cannot decode constant {value.text[:60]!r}: {e}") from None
+        if data.dtype == object:
+            raise AttributeConversionError(f"cannot decode constant {value.text[:60]!r} of type {t}")
+        if data.size == 1 and attr.is_splat:
+            data = np.full(t.shape, data.reshape(-1)[0])
+    else:
+        data = np.asarray(value)
+    if data.size != int(np.prod(t.shape, dtype=np.int64)):
+        raise AttributeConversionError(f"constant has {data.size} elements, its type {t} has {int(np.prod(t.shape))}")
+    return data.astype(dtype).reshape(t.shape)
