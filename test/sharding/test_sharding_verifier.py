@@ -153,3 +153,11 @@ def test_generated_valid_shardings_pass_both_verifiers(data):
     shape = [4] * s.rank
     verify(s, {"m": mesh}, shape)
     assert shardy_verify({"m": mesh}, str(s), shape) is None
+
+
+def test_an_axis_of_size_one_used_twice_is_caught():
+    # found by the Shardy-agreement test: the range [1, 1) of a size-1 axis is empty
+    with pytest.raises(ShardingVerifyError, match="used twice") as info:
+        verify(parse_sharding('<@m, [], replicated={"w", "w"}>'), {"m": Mesh({"w": 1})}, 0)
+    assert info.value.dim == "replicated" and info.value.axis == '"w"'
+    verify(parse_sharding('<@m, [{"w"}]>'), {"m": Mesh({"w": 1})}, 1)  # Shardy allows it once

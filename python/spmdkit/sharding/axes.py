@@ -59,6 +59,8 @@ class AxisRef:
     def overlaps(self, other: "AxisRef", mesh: Mesh) -> bool:
         if self.name != other.name:
             return False
+        if self == other:  # also for an axis of size 1, whose interval [1, 1) is empty
+            return True
         a, b = self.interval(mesh), other.interval(mesh)
         return a[0] < b[1] and b[0] < a[1]
 

@@ -36,25 +36,25 @@ def to_dist_attr(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | Non
     """The TensorDistAttr saying the same as `sharding` (verified first)."""
     m = verify(sharding, mesh, None, name)
     if exact and not m.axes and not m.has_explicit_device_ids:
-        raise ShardingConversionError(f"{name}: an empty mesh <[]> has no ProcessMesh form "
-                                      "(a 0-D ProcessMesh names a device; use a maximal mesh)")
+        raise ShardingConversionError("an empty mesh <[]> has no ProcessMesh form "
+                                      "(a 0-D ProcessMesh names a device; use a maximal mesh)", name)
     mapping = []
     for i, d in enumerate(sharding.dims):
         for a in d.axes:
             if a.is_sub_axis:
-                raise ShardingConversionError(f"{name}, dim {i}: sub-axis {a} has no dims_mapping form")
+                raise ShardingConversionError("a sub-axis has no dims_mapping form", name, i, str(a))
         if exact and d.is_open:
-            raise ShardingConversionError(f"{name}, dim {i}: an open dim ({d}) has no dims_mapping form")
+            raise ShardingConversionError(f"an open dim ({d}) has no dims_mapping form", name, i)
         if exact and d.priority is not None:
-            raise ShardingConversionError(f"{name}, dim {i}: priority p{d.priority} has no dims_mapping form")
+            raise ShardingConversionError(f"priority p{d.priority} has no dims_mapping form", name, i)
         mapping.append([m.axis_index(a.name) for a in d.axes])
     for where, axes in (("replicated", sharding.replicated), ("unreduced", sharding.unreduced)):
         for a in axes:
             if a.is_sub_axis:
-                raise ShardingConversionError(f"{name}, {where}: sub-axis {a} has no dims_mapping form")
+                raise ShardingConversionError("a sub-axis has no dims_mapping form", name, where, str(a))
     if exact and sharding.replicated:
-        raise ShardingConversionError(f"{name}: explicitly replicated axes "
-                                      f"{{{', '.join(map(str, sharding.replicated))}}} have no dims_mapping form")
+        raise ShardingConversionError("explicitly replicated axes have no dims_mapping form",
+                                      name, "replicated", str(sharding.replicated[0]))
     core = _core()
     attr = core.TensorDistAttr()
     attr.process_mesh = to_process_mesh(m)

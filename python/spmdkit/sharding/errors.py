@@ -25,6 +25,15 @@ class ShardingParseError(ShardingError):
         super().__init__(f"line {self.line}, column {self.column}: {message}\n  {line_text}\n  {caret}")
 
 
+def _where(tensor, dim, axis) -> str:
+    where = f"tensor {tensor!r}"
+    if dim is not None:
+        where += f", dim {dim}" if isinstance(dim, int) else f", {dim}"
+    if axis is not None:
+        where += f", axis {axis}"
+    return where
+
+
 class ShardingVerifyError(ShardingError):
     """A sharding that breaks an invariant of the representation; names the tensor, dim and axis.
 
@@ -33,17 +42,14 @@ class ShardingVerifyError(ShardingError):
     """
 
     def __init__(self, message: str, tensor: str = "tensor", dim=None, axis: str | None = None):
-        self.tensor = tensor
-        self.dim = dim
-        self.axis = axis
-        self.reason = message
-        where = f"tensor {tensor!r}"
-        if dim is not None:
-            where += f", dim {dim}" if isinstance(dim, int) else f", {dim}"
-        if axis is not None:
-            where += f", axis {axis}"
-        super().__init__(f"{where}: {message}")
+        self.tensor, self.dim, self.axis, self.reason = tensor, dim, axis, message
+        super().__init__(f"{_where(tensor, dim, axis)}: {message}")
 
 
 class ShardingConversionError(ShardingError):
-    """A sharding that the target form (dims_mapping, placements) cannot say exactly."""
+    """A sharding that the target form (dims_mapping, placements) cannot say exactly, or bad
+    input to a conversion; names the tensor, and the dim and axis where there is one."""
+
+    def __init__(self, message: str, tensor: str | None = None, dim=None, axis: str | None = None):
+        self.tensor, self.dim, self.axis, self.reason = tensor, dim, axis, message
+        super().__init__(message if tensor is None else f"{_where(tensor, dim, axis)}: {message}")

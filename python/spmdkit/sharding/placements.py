@@ -60,19 +60,19 @@ def to_placements(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | No
     out: list[Placement] = [Replicate() for _ in m.axes]
     for i, d in enumerate(sharding.dims):
         if exact and d.is_open:
-            raise ShardingConversionError(f"{name}, dim {i}: an open dim ({d}) has no placement form")
+            raise ShardingConversionError(f"an open dim ({d}) has no placement form", name, i)
         if exact and d.priority is not None:
-            raise ShardingConversionError(f"{name}, dim {i}: priority p{d.priority} has no placement form")
+            raise ShardingConversionError(f"priority p{d.priority} has no placement form", name, i)
         for k, a in enumerate(d.axes):
             if a.is_sub_axis:
-                raise ShardingConversionError(f"{name}, dim {i}: sub-axis {a} has no placement form")
+                raise ShardingConversionError("a sub-axis has no placement form", name, i, str(a))
             out[m.axis_index(a.name)] = Shard(i, k if len(d.axes) > 1 else None)
     if exact and sharding.replicated:
-        raise ShardingConversionError(f"{name}: explicitly replicated axes "
-                                      f"{{{', '.join(map(str, sharding.replicated))}}} have no placement form")
+        raise ShardingConversionError("explicitly replicated axes have no placement form",
+                                      name, "replicated", str(sharding.replicated[0]))
     for a in sharding.unreduced:
         if a.is_sub_axis:
-            raise ShardingConversionError(f"{name}, unreduced: sub-axis {a} has no placement form")
+            raise ShardingConversionError("a sub-axis has no placement form", name, "unreduced", str(a))
         out[m.axis_index(a.name)] = Partial(sharding.reduce_type(a))
     return out
 
@@ -82,35 +82,35 @@ def from_placements(placements: Sequence[Placement], mesh: Mesh | str, rank: int
     """A closed TensorSharding of a rank-`rank` tensor; `mesh` a Mesh, or a name found in `meshes`."""
     m = mesh if isinstance(mesh, Mesh) else (meshes or {}).get(mesh)
     if m is None:
-        raise ShardingConversionError(f"{name}: unknown mesh @{mesh}; pass the Mesh or meshes={{name: Mesh}}")
+        raise ShardingConversionError(f"unknown mesh @{mesh}; pass the Mesh or meshes={{name: Mesh}}", name)
     placements = list(placements)
     if len(placements) != len(m.axes):
-        raise ShardingConversionError(f"{name}: {len(placements)} placements for a mesh with {len(m.axes)} axes "
-                                      f"({', '.join(m.axis_names) or 'none'}); give one per mesh axis")
+        raise ShardingConversionError(f"{len(placements)} placements for a mesh with {len(m.axes)} axes "
+                                      f"({', '.join(m.axis_names) or 'none'}); give one per mesh axis", name)
     per_dim: dict[int, list[tuple[int | None, int, str]]] = {}
     unreduced, kinds = [], {}
     for j, (p, axis) in enumerate(zip(placements, m.axis_names)):
         if isinstance(p, Shard):
             if p.dim >= rank:
-                raise ShardingConversionError(f"{name}: Shard({p.dim}) on mesh axis \"{axis}\" is outside "
-                                              f"a tensor of rank {rank}")
+                raise ShardingConversionError(f"Shard({p.dim}) is outside a tensor of rank {rank}",
+                                              name, p.dim, f'"{axis}"')
             per_dim.setdefault(p.dim, []).append((p.shard_order, j, axis))
         elif isinstance(p, Partial):
             unreduced.append(axis)
             kinds[axis] = p.reduce_type
         elif not isinstance(p, Replicate):
-            raise ShardingConversionError(f"{name}: placement {p!r} on mesh axis \"{axis}\" is not "
-                                          "Shard, Replicate or Partial")
+            raise ShardingConversionError(f"placement {p!r} is not Shard, Replicate or Partial",
+                                          name, None, f'"{axis}"')
     dims = []
     for i in range(rank):
         entries = per_dim.get(i, [])
         orders = [o for o, _, _ in entries]
         if len(entries) > 1 and any(o is None for o in orders) and any(o is not None for o in orders):
-            raise ShardingConversionError(f"{name}, dim {i}: give shard_order on every Shard({i}) or on none")
+            raise ShardingConversionError(f"give shard_order on every Shard({i}) or on none", name, i)
         if len(entries) > 1 and None not in orders:
             if len(set(orders)) != len(orders):
-                raise ShardingConversionError(f"{name}, dim {i}: two Shard({i}) placements have the same "
-                                              f"shard_order {orders}")
+                raise ShardingConversionError(f"two Shard({i}) placements have the same shard_order {orders}",
+                                              name, i)
             entries.sort()
         else:
             entries.sort(key=lambda e: e[1])
