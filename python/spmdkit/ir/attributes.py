@@ -303,7 +303,7 @@ def _from_array(a) -> tuple[Any, Optional[str]]:
     return items, (None if default_is_array else "array")
 
 
-_TENSOR = re.compile(r"tensor<((?:\d+x)*)([^,<>]+|complex<[^<>]+>)>\Z")
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)([A-Za-z][A-Za-z0-9_]*|complex<[A-Za-z][A-Za-z0-9_]*>)>\Z")
 
 
 @lru_cache(maxsize=8192)
