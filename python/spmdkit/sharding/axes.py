@@ -19,8 +19,8 @@ class AxisRef:
     size: int | None = None
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise ShardingError(f"an axis name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.name, str):  # "" is a legal (if odd) name, as in Shardy
+            raise ShardingError(f"an axis name must be a string, got {self.name!r}")
         if (self.pre_size is None) != (self.size is None):
             raise ShardingError(f"axis {self.name!r}: a sub-axis needs both pre_size and size")
         for v, what in ((self.pre_size, "pre_size"), (self.size, "size")):

@@ -20,7 +20,7 @@ class ShardingParseError(ShardingError):
         self.line = before.count("\n") + 1
         self.column = self.offset - (before.rfind("\n") + 1) + 1
         self.reason = message
-        line_text = text.splitlines()[self.line - 1] if text.strip() else text
+        line_text = text.split("\n")[self.line - 1]
         caret = " " * (self.column - 1) + "^"
         super().__init__(f"line {self.line}, column {self.column}: {message}\n  {line_text}\n  {caret}")
 

@@ -39,8 +39,8 @@ class MeshAxis:
     size: int
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise MeshError(f"a mesh axis name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.name, str):  # "" is a legal (if odd) name, as in Shardy
+            raise MeshError(f"a mesh axis name must be a string, got {self.name!r}")
         if isinstance(self.size, bool) or not isinstance(self.size, _NUMBER) or self.size < 1:
             raise MeshError(f"mesh axis {self.name!r} must have a positive integer size, got {self.size!r}")
 
