@@ -48,6 +48,8 @@ def fails(text, shape=(4, 8), name="w"):
     ('<@m, [{}, {}], replicated={"z", "x"}>', (4, 8), "replicated", '"x"', "mesh order"),
     ('<@m, [{}, {}], replicated={"y":(4)2, "y":(1)2}>', (4, 8), "replicated", '"y":(1)2', "pre-size"),
     ('<@m, [{}, {}], unreduced={"y", "x"}>', (4, 8), "unreduced", '"x"', "mesh order"),
+    # sub-axes of one axis come from one factorization (stricter than Shardy, see verifier.py)
+    ('<@m, [{"y":(1)2}, {"y":(4)2}], replicated={"y":(2)4}>', (4, 8), "replicated", '"y":(2)4', "overlaps"),
     # priorities: not on an empty closed dim
     ('<@m, [{"x"}, {}p1]>', (4, 8), 1, None, "priority"),
     # rank matches, shape sizes are non-negative
@@ -141,8 +143,15 @@ def noisy_sharding(draw):
 def test_valid_exactly_when_shardy_says_valid(case):
     mesh, sharding, shape = case
     shardy = shardy_verify({"m": mesh}, str(sharding), shape)
-    ours = is_valid(sharding, {"m": mesh}, shape)
-    assert ours == (shardy is None), f"Shardy: {shardy}"
+    try:
+        verify(sharding, {"m": mesh}, shape)
+        ours = None
+    except ShardingVerifyError as e:
+        ours = str(e)
+    if shardy is None and ours is not None:  # the one check stricter than Shardy, on purpose
+        assert "one factorization" in ours, ours
+    else:
+        assert (ours is None) == (shardy is None), f"Shardy: {shardy}"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -161,3 +170,14 @@ def test_an_axis_of_size_one_used_twice_is_caught():
         verify(parse_sharding('<@m, [], replicated={"w", "w"}>'), {"m": Mesh({"w": 1})}, 0)
     assert info.value.dim == "replicated" and info.value.axis == '"w"'
     verify(parse_sharding('<@m, [{"w"}]>'), {"m": Mesh({"w": 1})}, 1)  # Shardy allows it once
+
+
+def test_sub_axes_from_two_factorizations_are_refused_although_shardy_accepts_them():
+    mesh = {"m": Mesh({"x": 12})}
+    text = '#sdy.sharding<@m, [{"x":(1)2}, {"x":(3)2}]>'
+    assert shardy_verify(mesh, text, [12, 12]) is None
+    with pytest.raises(ShardingVerifyError, match="one factorization") as info:
+        verify(parse_sharding(text), mesh, (12, 12))
+    assert info.value.dim == 1 and info.value.axis == '"x":(3)2'
+    # a gap between the pieces is fine: (1)3 and (6)2 leave "x":(3)2 unused
+    verify(parse_sharding('<@m, [{"x":(1)3}], replicated={"x":(6)2}>'), mesh, 1)

@@ -29,6 +29,7 @@ def verify(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = No
     for dim, axis in where:
         _check_axis(axis, m, name, dim)
     _check_used_once(where, m, name)
+    _check_coherent(where, m, name)
     for i, d in enumerate(sharding.dims):
         _check_maximal(d.axes, m, name, i)
         if d.priority is not None and d.priority < 0:
@@ -90,6 +91,22 @@ def _check_used_once(where, mesh: Mesh, name: str) -> None:
                 first = f"dim {dim_a}" if isinstance(dim_a, int) else dim_a
                 what = "is used twice" if a == b else f"overlaps {a}"
                 raise ShardingVerifyError(f"axis {b} {what} (already in {first})", name, dim_b, str(b))
+
+
+def _check_coherent(where, mesh: Mesh, name: str) -> None:
+    """Sub-axes of one axis must come from one factorization of it: their bounds, sorted, each
+    divide the next. Shardy accepts "x":(1)2 with "x":(3)2 on x=12, but no reshape of the mesh
+    gives both (devices would hold unequal numbers of copies), so we refuse it. Stricter than
+    Shardy on purpose."""
+    cuts: dict[str, set[int]] = {}
+    for dim, a in where:
+        lo, hi = a.interval(mesh)
+        bounds = cuts.setdefault(a.name, {1, mesh.axis_size(a.name)})
+        bounds |= {lo, hi}
+        chain = sorted(bounds)
+        if any(b % a_ for a_, b in zip(chain, chain[1:])):
+            raise ShardingVerifyError(f"sub-axes of \"{a.name}\" do not come from one factorization of it "
+                                      f"(bounds {chain} do not each divide the next)", name, dim, str(a))
 
 
 def _check_maximal(axes, mesh: Mesh, name: str, dim) -> None:
