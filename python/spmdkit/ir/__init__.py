@@ -6,3 +6,8 @@ from .errors import (IRError, IRParseError, IRVerifyError, ShardingRankError, Un
 from .attributes import MLIRAttr  # noqa: F401
 from .mlir_import import load, parse  # noqa: F401
 from .printer import print_program, to_mlir_module  # noqa: F401
+from .jax_import import JaxImportError, import_jax  # noqa: F401
+from .evaluate import EvaluateError, evaluate  # noqa: F401
+from .builder import BlockBuilder, FunctionBuilder, ProgramBuilder  # noqa: F401
+from .verify import verify_program  # noqa: F401
+from .bind_jax import RuleBindingError, RuleCall, bind  # noqa: F401
