@@ -169,7 +169,8 @@ def to_text(value: Any, pin: Optional[str] = None, name: str = "attribute") -> s
     if isinstance(value, np.ndarray):
         return _dense_text(value, name)
     if isinstance(value, dict):
-        inner = ", ".join(f"{attr_name(k)} = {to_text(v, None, f'{name}.{k}')}" for k, v in value.items())
+        # MLIR keeps a dictionary sorted by name; print it so, and the text is already canonical.
+        inner = ", ".join(f"{attr_name(k)} = {to_text(value[k], None, f'{name}.{k}')}" for k in sorted(value))
         return "{" + inner + "}"
     if isinstance(value, (list, tuple)):
         return _list_text([_scalar(v) for v in value], pin, name)
