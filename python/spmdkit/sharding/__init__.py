@@ -12,6 +12,8 @@ from .mesh import Mesh, MeshAxis
 from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding, sharding_per_value_text
 from .canonical import canonicalize
 from .dist_attr import from_dist_attr, from_process_mesh, to_dist_attr, to_process_mesh
+from .layout import device_slices
+from .paddle_placements import from_paddle_placements, to_paddle_placements
 from .placements import Partial, Replicate, Shard, from_placements, to_placements
 from .verifier import is_valid, verify
 from .text_parse import (parse_axis_ref, parse_dim_sharding, parse_mesh, parse_mesh_decl, parse_sharding,
@@ -25,4 +27,5 @@ __all__ = [
     "verify", "is_valid", "canonicalize",
     "to_dist_attr", "from_dist_attr", "to_process_mesh", "from_process_mesh",
     "Shard", "Replicate", "Partial", "to_placements", "from_placements",
+    "to_paddle_placements", "from_paddle_placements", "device_slices",
 ]

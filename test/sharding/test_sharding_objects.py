@@ -1,0 +1,60 @@
+"""The object model: immutability, hashing, helpers and constructor errors."""
+import pytest
+
+from spmdkit.sharding import (AxisRef, DimSharding, Mesh, ShardingError, TensorSharding, parse_mesh,
+                              parse_sharding)
+
+MESH = parse_mesh('<["x"=2, "y"=4, "z"=2]>')
+
+
+def test_replicated_is_a_factory_on_the_class_and_a_field_on_instances():
+    s = TensorSharding.replicated("m", 3)
+    assert s == TensorSharding("m", [DimSharding()] * 3) and s.replicated == ()
+    assert str(TensorSharding.replicated(MESH, 1, closed=False)) == \
+        '#sdy.sharding<mesh<["x"=2, "y"=4, "z"=2]>, [{?}]>'
+    assert TensorSharding.fully_replicated("m", 0) == TensorSharding("m", [])
+    assert parse_sharding('<@m, [{}], replicated={"x"}>').replicated == (AxisRef("x"),)
+
+
+def test_shardings_are_immutable_hashable_values():
+    a = parse_sharding('<@m, [{"x"}, {"y", ?}p1], replicated={"z"}>')
+    b = parse_sharding('#sdy.sharding<@m, [{"x"}, {"y", ?}p1], replicated={"z"}>')
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != a.replace(replicated=()) and a != parse_sharding('<@n, [{"x"}, {"y", ?}p1], replicated={"z"}>')
+    for obj, field in ((a, "dims"), (a.dims[0], "axes"), (MESH, "foo")):
+        with pytest.raises(AttributeError):
+            setattr(obj, field, ())
+    with pytest.raises(Exception):
+        AxisRef("x").name = "y"
+
+
+def test_helpers():
+    s = parse_sharding('<@m, [{"x"}, {"z", ?}], replicated={"y":(1)2}, unreduced={"y":(2)2}>')
+    assert s.rank == 2 and s.mesh_name == "m" and not s.is_closed
+    assert s.axes_used() == (AxisRef("x"), AxisRef("z"), AxisRef("y", 1, 2), AxisRef("y", 2, 2))
+    assert not s.is_fully_replicated
+    assert parse_sharding('<@m, [{?}, {}], replicated={"x"}>').is_fully_replicated
+    assert not parse_sharding('<@m, [{}], unreduced={"x"}>').is_fully_replicated
+    assert s.resolve_mesh({"m": MESH}) is MESH and s.resolve_mesh(MESH) is MESH
+    dropped = parse_sharding('<@m, [], unreduced={"x"}, unreduced_max={"y"}>').replace(unreduced=["y"])
+    assert dropped.reduce_type("y") == "max"
+    with pytest.raises(ShardingError, match="not unreduced"):
+        s.reduce_type("x")
+    assert DimSharding(["x", "z"]).shard_count(MESH) == 4 and DimSharding().shard_count(MESH) == 1
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda: TensorSharding(3, []), "mesh name or a Mesh"),
+    (lambda: TensorSharding("", []), "mesh name or a Mesh"),
+    (lambda: TensorSharding("m", ["x"]), "DimSharding objects"),
+    (lambda: TensorSharding("m", [], unreduced=["x"], reduce_types={"x": "mean"}), "unknown reduce type 'mean'"),
+    (lambda: TensorSharding("m", [], unreduced=["x"], reduce_types={"y": "max"}), "not in unreduced"),
+    (lambda: TensorSharding("m", [], unreduced=["x"], reduce_types=["x"]), r"\(axis, type\) pairs"),
+    (lambda: DimSharding(["x"], is_closed=1), "bool"),
+    (lambda: DimSharding(["x"], priority="p1"), "integer or None"),
+    (lambda: DimSharding([3]), "AxisRef or an axis name"),
+    (lambda: parse_sharding("<@m, []>").resolve_mesh({"n": MESH}), "unknown mesh @m"),
+])
+def test_constructor_errors_are_sharding_errors(build, words):
+    with pytest.raises(ShardingError, match=words):
+        build()
