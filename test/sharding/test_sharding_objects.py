@@ -58,3 +58,23 @@ def test_helpers():
 def test_constructor_errors_are_sharding_errors(build, words):
     with pytest.raises(ShardingError, match=words):
         build()
+
+
+def test_huge_meshes_are_refused_where_devices_would_be_listed_not_hung_on():
+    from spmdkit.sharding import MeshError, device_slices, to_dist_attr
+    huge = parse_mesh('<["a"=1000000, "b"=1000000]>')
+    assert huge.size == 10 ** 12 and huge.device_at({"a": 999999, "b": 1}) == 999999 * 10 ** 6 + 1
+    s = parse_sharding('<@m, [{"a"}]>')
+    assert s.local_shape((10 ** 6,), huge) == (1,)
+    with pytest.raises(MeshError, match="too many"):
+        to_dist_attr(s, huge)
+    with pytest.raises(MeshError, match="too many"):
+        device_slices(s, (8,), huge)
+
+
+def test_bad_shapes_and_mesh_tables_are_named():
+    s = parse_sharding('<@m, [{"x"}]>')
+    with pytest.raises(ShardingError, match="dim 0"):
+        s.local_shape((2.5,), MESH)
+    with pytest.raises(ShardingError, match="not a Mesh"):
+        s.resolve_mesh({"m": '<["x"=2]>'})

@@ -12,7 +12,8 @@ from itertools import product
 from typing import Iterable, Mapping
 
 from .axes import AxisRef
-from .mesh import Mesh
+from .errors import MeshError
+from .mesh import MAX_ENUMERATED_DEVICES, Mesh
 from .tensor_sharding import TensorSharding
 from .verifier import verify
 
@@ -30,6 +31,8 @@ def device_slices(sharding: TensorSharding, shape: Iterable[int],
     """Device id -> the slice of the global tensor it holds (empty slices past uneven ends)."""
     shape = tuple(shape)
     m = verify(sharding, mesh, shape)
+    if m.size > MAX_ENUMERATED_DEVICES:
+        raise MeshError(f"mesh {m} has {m.size} devices, too many to list (at most {MAX_ENUMERATED_DEVICES})")
     out = {}
     for coord in product(*(range(s) for s in m.shape)):
         coords = dict(zip(m.axis_names, coord))

@@ -9,6 +9,8 @@ from typing import Iterable, Mapping
 from .errors import MeshError
 
 _NUMBER = (int,)
+# Listing every device (device_grid, device_slices) is refused beyond this, rather than hang.
+MAX_ENUMERATED_DEVICES = 1 << 20
 
 
 def quote(name: str) -> str:
@@ -144,6 +146,9 @@ class Mesh:
 
     def device_grid(self):
         """The device ids as nested lists of the mesh's shape (a bare id for an axis-less mesh)."""
+        if self.size > MAX_ENUMERATED_DEVICES:
+            raise MeshError(f"mesh {self} has {self.size} devices, too many to list "
+                            f"(at most {MAX_ENUMERATED_DEVICES})")
         ids = list(self.device_ids)
         if not self._axes:
             return ids[0]
@@ -164,7 +169,7 @@ class Mesh:
             if not 0 <= c < a.size:
                 raise MeshError(f"coordinate {c} is outside mesh axis {a.name!r} of size {a.size}")
             flat = flat * a.size + c
-        return self.device_ids[flat]
+        return flat if self._device_ids is None else self._device_ids[flat]
 
     def __eq__(self, other):
         return isinstance(other, Mesh) and self._axes == other._axes and self._device_ids == other._device_ids

@@ -154,7 +154,10 @@ class TensorSharding:
             if self.mesh not in mesh:
                 known = ", ".join(sorted(mesh)) or "none"
                 raise ShardingError(f"unknown mesh @{self.mesh} (known meshes: {known})")
-            return mesh[self.mesh]
+            found = mesh[self.mesh]
+            if not isinstance(found, Mesh):
+                raise ShardingError(f"meshes[{self.mesh!r}] is a {type(found).__name__}, not a Mesh")
+            return found
         raise ShardingError(f"sharding refers to mesh @{self.mesh}; pass that Mesh (or a dict of meshes)")
 
     def reduce_type(self, axis: AxisRef | str) -> str:
@@ -188,6 +191,9 @@ class TensorSharding:
     def local_shape(self, shape: Iterable[int], mesh: Mesh | Mapping[str, Mesh] | None = None) -> tuple[int, ...]:
         """The per-device shape: each dim ceil-divided by the product of its axes' sizes."""
         shape = tuple(shape)
+        for i, n in enumerate(shape):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ShardingError(f"dim {i} of shape {list(shape)} is not a non-negative integer: {n!r}")
         if len(shape) != self.rank:
             raise ShardingError(f"shape {list(shape)} has rank {len(shape)}, the sharding has rank {self.rank}")
         m = self.resolve_mesh(mesh)
