@@ -12,6 +12,7 @@ from .mesh import Mesh, MeshAxis
 from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding, sharding_per_value_text
 from .canonical import canonicalize
 from .dist_attr import from_dist_attr, from_process_mesh, to_dist_attr, to_process_mesh
+from .equivalence import equivalent, reduction_groups
 from .layout import device_slices
 from .paddle_placements import from_paddle_placements, to_paddle_placements
 from .placements import Partial, Replicate, Shard, from_placements, to_placements
@@ -28,4 +29,5 @@ __all__ = [
     "to_dist_attr", "from_dist_attr", "to_process_mesh", "from_process_mesh",
     "Shard", "Replicate", "Partial", "to_placements", "from_placements",
     "to_paddle_placements", "from_paddle_placements", "device_slices",
+    "equivalent", "reduction_groups",
 ]
