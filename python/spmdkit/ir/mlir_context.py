@@ -6,7 +6,9 @@ A jax version change should only ever touch this file.
 """
 from __future__ import annotations
 
+import sys
 import threading
+import types
 
 from jaxlib.mlir import ir  # noqa: F401  (re-exported: the bindings the other modules use)
 from jaxlib.mlir.dialects import sdy, stablehlo  # noqa: F401
@@ -14,6 +16,16 @@ from jaxlib.mlir.dialects import sdy, stablehlo  # noqa: F401
 from .errors import IRError, IRParseError, IRVerifyError, error_from_diagnostic
 
 _local = threading.local()
+
+# The bindings look up a Python module for each op's dialect every time an op is wrapped, and
+# for a dialect without one (our "paddle" and "jax") they retry the failing imports for every op:
+# a third of the import time of a 10k-op module. An empty module under the first search prefix
+# is found at once and cached. (Nothing real lives at these names.)
+for _dialect in ("paddle", "jax"):
+    _name = f"jaxlib.mlir.dialects.{_dialect}"
+    if _name not in sys.modules:
+        _stub = types.ModuleType(_name, f"placeholder: spmdkit's unregistered '{_dialect}' MLIR dialect")
+        sys.modules[_name] = _stub
 
 
 def make_context() -> ir.Context:
