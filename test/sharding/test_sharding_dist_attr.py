@@ -124,3 +124,19 @@ def test_axis_order_within_a_dim_is_major_to_minor():
     attr = to_dist_attr(parse_sharding('<@m, [{"z", "x"}]>'), MESH)
     assert attr.multi_dims_mapping == [[2, 0]]
     assert from_dist_attr(attr, "m").dims[0].axes == (AxisRef("z"), AxisRef("x"))
+
+
+@pytest.mark.parametrize("mapping, partial, error, dim", [
+    ([0, 0], [], ShardingVerifyError, 1),
+    ([0, -1], [0], ShardingVerifyError, "unreduced"),
+    ([5, -1], [], ShardingConversionError, 0),
+])
+def test_dist_attrs_no_sharding_can_mean_are_refused(mapping, partial, error, dim):
+    attr = TensorDistAttr()
+    attr.process_mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["x", "y"])
+    attr.dims_mapping = mapping
+    if partial:
+        attr._set_partial_dims(partial, "sum")
+    with pytest.raises(error) as info:
+        from_dist_attr(attr, name="grad")
+    assert info.value.tensor == "grad" and info.value.dim == dim

@@ -64,11 +64,23 @@ def to_dist_attr(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | Non
     return attr
 
 
-def from_dist_attr(attr, mesh_name: str | None = None) -> TensorSharding:
-    """A closed TensorSharding from a TensorDistAttr; bound to `mesh_name` or to an inline mesh."""
+def from_dist_attr(attr, mesh_name: str | None = None, *, name: str = "tensor") -> TensorSharding:
+    """A closed TensorSharding from a TensorDistAttr; bound to `mesh_name` or to an inline mesh.
+
+    The result is verified: a mesh dim that splits two dims, or is both split and partial, raises
+    ShardingVerifyError naming the dim and axis; a mesh dim outside the mesh ShardingConversionError.
+    """
     m = from_process_mesh(attr.process_mesh)
-    dims = [DimSharding([m.axes[j].name for j in mesh_dims]) for mesh_dims in attr.multi_dims_mapping]
+
+    def axis(j: int, dim) -> str:
+        if not 0 <= j < len(m.axes):
+            raise ShardingConversionError(f"mesh dim {j} is outside the {len(m.axes)}-D mesh {m}", name, dim)
+        return m.axes[j].name
+
+    dims = [DimSharding([axis(j, i) for j in mesh_dims]) for i, mesh_dims in enumerate(attr.multi_dims_mapping)]
     partial = sorted(attr.partial_status.items())
-    unreduced = [m.axes[j].name for j, _ in partial]
-    kinds = {m.axes[j].name: kind for j, kind in partial}
-    return TensorSharding(mesh_name if mesh_name is not None else m, dims, (), unreduced, kinds)
+    unreduced = [axis(j, "unreduced") for j, _ in partial]
+    kinds = {axis(j, "unreduced"): kind for j, kind in partial}
+    sharding = TensorSharding(mesh_name if mesh_name is not None else m, dims, (), unreduced, kinds)
+    verify(sharding, m, None, name)
+    return sharding
