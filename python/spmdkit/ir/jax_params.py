@@ -221,6 +221,9 @@ def _scan_primitives() -> None:
 def jax_mesh_axes(mesh) -> tuple[list[tuple[str, int]], list[int] | None]:
     """(axes, device ids) of a jax Mesh or AbstractMesh; ids None when it has no devices."""
     axes = [(str(n), int(s)) for n, s in zip(mesh.axis_names, mesh.axis_sizes)]
-    devices = getattr(mesh, "devices", None)
+    try:
+        devices = mesh.devices
+    except (AttributeError, ValueError):  # an AbstractMesh has no devices
+        devices = None
     ids = None if devices is None else [int(d.id) for d in np.asarray(devices).flat]
     return axes, ids
