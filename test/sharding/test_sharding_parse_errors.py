@@ -120,3 +120,35 @@ def test_random_text_never_raises_anything_but_a_sharding_error(pieces):
         parse_mesh(text)
     except ShardingError:
         pass
+
+
+# -- verifying while parsing: the error points at the offending axis -----------------------------
+
+from spmdkit.sharding import Mesh, ShardingVerifyError  # noqa: E402
+
+NAMED = {"m": Mesh({"x": 2, "y": 4})}
+
+
+@pytest.mark.parametrize("text, shape, line, column, dim, axis", [
+    ('<@m, [{"x"}, {"y", "x"}]>', (4, 8), 1, 20, 1, '"x"'),
+    ('<@q, [{"x"}]>', (4,), 1, 2, None, None),
+    ('<@m, [{"x"}]>', (4, 8), 1, 6, None, None),
+    ('<@m, [{"x"},\n {}p1]>', (4, 8), 2, 2, 1, None),
+    ('<@m, [{}], replicated={"y", "x"}>', 1, 1, 29, "replicated", '"x"'),
+    ('<@m, [{}], unreduced_max={"nope"}>', 1, 1, 27, "unreduced", '"nope"'),
+    ('<@m, [{"y":(1)2, "y":(2)2}]>', 1, 1, 18, 0, '"y":(2)2'),
+])
+def test_parse_with_meshes_verifies_and_points_at_the_culprit(text, shape, line, column, dim, axis):
+    with pytest.raises(ShardingVerifyError) as info:
+        parse_sharding(text, NAMED, shape, name="w")
+    err = info.value
+    assert (err.line, err.column, err.dim, err.axis, err.tensor) == (line, column, dim, axis, "w")
+    assert f"line {line}, column {column}" in str(err)
+    if axis is not None:  # the column is where that axis is written
+        offset = sum(len(x) + 1 for x in text.split("\n")[:line - 1]) + column - 1
+        assert text[offset:].startswith(axis)
+
+
+def test_parse_without_meshes_does_not_verify():
+    assert parse_sharding('<@m, [{"x"}, {"x"}]>').rank == 2
+    assert parse_sharding('<@m, [{"x"}]>', NAMED, 1).rank == 1

@@ -10,19 +10,25 @@ class MeshError(ShardingError):
     """A mesh that cannot exist (duplicate axis name, bad size, device ids that do not fit)."""
 
 
+def line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of `offset` in `text`."""
+    before = text[:max(0, min(offset, len(text)))]
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _caret(text: str, line: int, column: int) -> str:
+    return f"\n  {text.split(chr(10))[line - 1]}\n  {' ' * (column - 1)}^"
+
+
 class ShardingParseError(ShardingError):
     """Malformed sharding or mesh text; names the line, the column (both 1-based) and the text."""
 
     def __init__(self, message: str, text: str, offset: int):
         self.text = text
         self.offset = max(0, min(offset, len(text)))
-        before = text[: self.offset]
-        self.line = before.count("\n") + 1
-        self.column = self.offset - (before.rfind("\n") + 1) + 1
+        self.line, self.column = line_and_column(text, self.offset)
         self.reason = message
-        line_text = text.split("\n")[self.line - 1]
-        caret = " " * (self.column - 1) + "^"
-        super().__init__(f"line {self.line}, column {self.column}: {message}\n  {line_text}\n  {caret}")
+        super().__init__(f"line {self.line}, column {self.column}: {message}" + _caret(text, self.line, self.column))
 
 
 def _where(tensor, dim, axis) -> str:
@@ -41,9 +47,15 @@ class ShardingVerifyError(ShardingError):
     lists, or None when the problem is the sharding as a whole (rank, mesh).
     """
 
-    def __init__(self, message: str, tensor: str = "tensor", dim=None, axis: str | None = None):
+    def __init__(self, message: str, tensor: str = "tensor", dim=None, axis: str | None = None,
+                 text: str | None = None, offset: int | None = None):
         self.tensor, self.dim, self.axis, self.reason = tensor, dim, axis, message
-        super().__init__(f"{_where(tensor, dim, axis)}: {message}")
+        self.text, self.line, self.column = text, None, None
+        full = f"{_where(tensor, dim, axis)}: {message}"
+        if text is not None and offset is not None:  # raised for parsed text: point at the culprit
+            self.line, self.column = line_and_column(text, offset)
+            full = f"line {self.line}, column {self.column}: {full}" + _caret(text, self.line, self.column)
+        super().__init__(full)
 
 
 class ShardingConversionError(ShardingError):

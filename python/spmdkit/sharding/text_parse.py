@@ -1,11 +1,14 @@
 """Parse Shardy's text: `#sdy.sharding<...>`, `#sdy.sharding_per_value<[...]>`, meshes."""
 from __future__ import annotations
 
+from typing import Mapping
+
 from .axes import AxisRef
-from .errors import MeshError, ShardingError, ShardingParseError
+from .errors import MeshError, ShardingError, ShardingParseError, ShardingVerifyError
 from .lexer import Token, tokenize
 from .mesh import Mesh, MeshAxis
 from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding
+from .verifier import verify
 
 
 class _Parser:
@@ -13,6 +16,10 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.pos = 0
+        # where things were read, so a verifier error can point at its column:
+        # (dim or "replicated"/"unreduced", str(axis)) -> offset, (dim,) -> offset, ("mesh",) -> offset
+        self.where: dict[tuple, int] = {}
+        self.context = None
 
     # -- token helpers -------------------------------------------------------------------
     @property
@@ -145,6 +152,12 @@ class _Parser:
 
     # -- shardings -----------------------------------------------------------------------
     def axis_ref(self) -> AxisRef:
+        start = self.tok.offset
+        ref = self._axis_ref()
+        self.where[(self.context, str(ref))] = start
+        return ref
+
+    def _axis_ref(self) -> AxisRef:
         name = self.string("axis name")
         if not self.accept(":"):
             return AxisRef(name)
@@ -191,6 +204,7 @@ class _Parser:
 
     def sharding_body(self) -> TensorSharding:
         self.expect("<", "to open a sharding")
+        self.where[("mesh",)] = self.tok.offset
         if self.at("@"):
             mesh = self.symbol()
         elif self.accept("mesh") or self.accept("#sdy.mesh"):
@@ -198,10 +212,13 @@ class _Parser:
         else:
             self.fail(f"expected a mesh reference '@name' or an inline 'mesh<...>', found {self.describe(self.tok)}")
         self.expect(",", "after the mesh")
+        self.where[("dims",)] = self.tok.offset
         self.expect("[", "to open the dim shardings")
         dims = []
         if not self.at("]"):
             while True:
+                self.context = len(dims)
+                self.where[(self.context,)] = self.tok.offset
                 dims.append(self.dim())
                 if not self.accept(","):
                     break
@@ -217,6 +234,8 @@ class _Parser:
             seen.add(key)
             self.pos += 1
             self.expect("=", f"after {key!r}")
+            self.context = "replicated" if key == "replicated" else "unreduced"
+            self.where.setdefault((self.context,), self.tok.offset)
             axes = self.axis_set()
             if key == "replicated":
                 replicated = axes
@@ -239,7 +258,11 @@ class _Parser:
 
 
 def _run(text: str, method: str):
-    parser = _Parser(text)
+    return _run_parser(_Parser(text), method)
+
+
+def _run_parser(parser: "_Parser", method: str):
+    text = parser.text
     try:
         result = getattr(parser, method)()
     except ShardingParseError:
@@ -250,9 +273,26 @@ def _run(text: str, method: str):
     return result
 
 
-def parse_sharding(text: str) -> TensorSharding:
-    """`#sdy.sharding<@mesh, [{"x"}, {"y", ?}p1], replicated={"z"}>`, with or without the prefix."""
-    return _run(text, "sharding")
+def parse_sharding(text: str, meshes: Mesh | Mapping[str, Mesh] | None = None,
+                   shape_or_rank=None, name: str = "tensor") -> TensorSharding:
+    """`#sdy.sharding<@mesh, [{"x"}, {"y", ?}p1], replicated={"z"}>`, with or without the prefix.
+
+    Given `meshes` (a Mesh or a dict of named meshes) or `shape_or_rank`, the sharding is also
+    verified, and a ShardingVerifyError names the line and column of the offending axis or dim.
+    """
+    parser = _Parser(text)
+    sharding = _run_parser(parser, "sharding")
+    if meshes is None and shape_or_rank is None:
+        return sharding
+    try:
+        verify(sharding, meshes, shape_or_rank, name)
+    except ShardingVerifyError as e:
+        w = parser.where
+        offset = (w.get((e.dim, e.axis)) if e.axis is not None else None)
+        if offset is None:
+            offset = w.get((e.dim,), w[("mesh",)] if "mesh" in e.reason else w[("dims",)])
+        raise ShardingVerifyError(e.reason, e.tensor, e.dim, e.axis, text, offset) from None
+    return sharding
 
 
 def parse_dim_sharding(text: str) -> DimSharding:
