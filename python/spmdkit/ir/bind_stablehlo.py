@@ -1,9 +1,8 @@
 """An IR op -> the registry rule that shards it and that rule's arguments.
 
-`bind(op)` gives the rule's name, the operands grouped as the rule's tensor parameters (a list
-for a `T[]` parameter, None for an absent optional one) with their shapes ready for
-DistTensorSpec, and the attributes under the rule's names (docs/jax_stablehlo_rules.md of the
-jax-rules branch): StableHLO's structured attributes are decoded (dot_general's
+`bind(op)` gives bind_jax's RuleCall (the rule's name, the operands grouped as the rule's tensor
+parameters, the attributes under the rule's names per docs/jax_stablehlo_rules.md of the
+jax-rules branch) for ops read from MLIR text: StableHLO's structured attributes are decoded (dot_general's
 `#stablehlo.dot<...>` into its four dimension lists, compare's direction into "GT", gather and
 scatter dimension numbers into lists), values StableHLO keeps in types are read from them
 (broadcast_in_dim/reshape/iota `shape`, convert `new_dtype`), and reduce's body becomes the
@@ -11,12 +10,13 @@ name of its reduction. Attributes the rule does not take are dropped, as the con
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .attributes import MLIRAttr
 from .core import Op
-from .errors import IRError, UnknownOpError
+from .bind_jax import TENSOR_KINDS, RuleBindingError, RuleCall, has_rule
+from .bind_jax import bind as bind_by_signature
+from .errors import IRError
 from .mlir_context import ir, shared_context, stablehlo
 
 # reduce's region as the rule names it: the one op its body applies
@@ -25,89 +25,54 @@ REDUCTIONS = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.min
 _RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape"}
 
 
-@dataclass
-class BoundRule:
-    """A rule call for one op: `inputs[i]` is a Value, a list of Values (T[]) or None (absent)."""
-    op: Op
-    rule: str
-    inputs: list = field(default_factory=list)
-    attrs: dict = field(default_factory=dict)
+def bind(op: Op) -> RuleCall:
+    """The rule call for `op`: bind_jax's binding, with StableHLO's attributes decoded first.
 
-    @property
-    def input_shapes(self) -> list:
-        """The inputs' shapes, grouped like `inputs` (lists of ints, ready for DistTensorSpec)."""
-        def shape(v):
-            if v is None:
-                return None
-            if isinstance(v, list):
-                return [list(x.type.shape) for x in v]
-            return list(v.type.shape)
-        return [shape(v) for v in self.inputs]
-
-    @property
-    def output_shapes(self) -> list:
-        return [list(r.type.shape) for r in self.op.results]
-
-    def call_args(self, spec_of) -> tuple[list, dict]:
-        """(positional args, keyword attrs) for `rule.infer_forward`; `spec_of(value)` builds a spec."""
-        def conv(v):
-            if v is None:
-                return None
-            return [spec_of(x) for x in v] if isinstance(v, list) else spec_of(v)
-        return [conv(v) for v in self.inputs], dict(self.attrs)
-
-
-def _rules():
-    from .. import core
-    return core
-
-
-def has_rule(op: Op) -> bool:
-    from .mlir_import import rule_names
-    return op.name in rule_names()
-
-
-def bind(op: Op) -> BoundRule:
-    """The rule call for `op`; UnknownOpError when no rule has its name, IRError when it cannot fit."""
-    if not has_rule(op):
-        raise UnknownOpError(f"no sharding rule is registered under '{op.name}'", op=op.name)
-    params = _rules().get_phi_spmd_rule(op.name).forward_params
-    tensor_params = [(n, kind) for n, kind, _ in params if kind in ("tensor", "tensor_list", "optional_tensor")]
-    attr_names = [n for n, kind, _ in params if kind not in ("tensor", "tensor_list", "optional_tensor")]
-    inputs = group_operands(op, tensor_params)
+    An op may give `operand_segment_sizes` (one count per tensor parameter of the rule) to say
+    which operands go where, e.g. which optional tensors are absent.
+    """
+    if not isinstance(op, Op):
+        raise TypeError(f"bind: expected an Op, got {type(op).__name__}")
+    if not has_rule(op.name):
+        raise RuleBindingError(f"no rule named {op.name!r} in the registry", op=op.name)
     decoded = decode_attributes(op)
-    attrs = {k: decoded[k] for k in attr_names if k in decoded}
-    return BoundRule(op, op.name, inputs, attrs)
+    if "operand_segment_sizes" in op.attrs:
+        from .. import core
+        params = core.get_phi_spmd_rule(op.name).forward_params
+        inputs = group_operands(op, [(n, k) for n, k, _ in params if k in TENSOR_KINDS])
+        attrs = {}
+        for name, kind, has_default in params:
+            if kind in TENSOR_KINDS:
+                continue
+            if name in decoded:
+                attrs[name] = decoded[name]
+            elif not has_default:
+                raise RuleBindingError(f"rule {op.name!r} needs attribute {name!r}, which the op lacks", op=op.name)
+        return RuleCall(op.name, inputs, attrs, op)
+    view = Op(op.name, list(op.operands), list(op.results), decoded, list(op.regions), dict(op.attr_types),
+              location=op.location)
+    call = bind_by_signature(view)
+    call.op = op
+    return call
+
+
+def bind_all(program) -> tuple[list[RuleCall], list[Op]]:
+    """Every op of a program that has a rule, bound; and the ops that have none (constants, returns...)."""
+    bound, unbound = [], []
+    for op in program.walk():
+        (bound.append(bind(op)) if has_rule(op.name) else unbound.append(op))
+    return bound, unbound
 
 
 def group_operands(op: Op, tensor_params: list[tuple[str, str]]) -> list:
-    """Split an op's operands over the rule's tensor parameters.
-
-    `operand_segment_sizes` (a list of ints, one per parameter) says it explicitly; otherwise one
-    `T[]` parameter takes what the others leave, and missing optional tensors are the last ones.
-    """
+    """Split an op's operands over the rule's tensor parameters as `operand_segment_sizes` says."""
     operands = list(op.operands)
     kinds = [k for _, k in tensor_params]
-    sizes = op.attrs.get("operand_segment_sizes")
-    if sizes is None:
-        lists = kinds.count("tensor_list")
-        if lists > 1:
-            raise IRError(f"rule takes {lists} tensor lists; give operand_segment_sizes", op=op.name)
-        fixed = len(kinds) - lists
-        if lists:
-            n = len(operands) - fixed
-            if n < 0:
-                raise IRError(f"{len(operands)} operands for {fixed} tensor parameters and a list", op=op.name)
-            sizes = [n if k == "tensor_list" else 1 for k in kinds]
-        else:
-            required = kinds.count("tensor")
-            if not required <= len(operands) <= len(kinds):
-                raise IRError(f"rule takes {required} to {len(kinds)} tensors, the op has {len(operands)} operands",
-                              op=op.name)
-            sizes = [1] * len(operands) + [0] * (len(kinds) - len(operands))
-    if len(sizes) != len(kinds) or sum(sizes) != len(operands) or any(s < 0 for s in sizes):
-        raise IRError(f"operand_segment_sizes {list(sizes)} does not split {len(operands)} operands "
-                      f"over {len(kinds)} parameters", op=op.name)
+    sizes = op.attrs["operand_segment_sizes"]
+    if (not isinstance(sizes, list) or len(sizes) != len(kinds) or sum(sizes) != len(operands)
+            or any(not isinstance(n, int) or n < 0 for n in sizes)):
+        raise RuleBindingError(f"operand_segment_sizes {sizes!r} does not split {len(operands)} operands "
+                               f"over {len(kinds)} tensor parameters", op=op.name)
     out, pos = [], 0
     for (name, kind), n in zip(tensor_params, sizes):
         chunk = operands[pos:pos + n]
@@ -119,7 +84,7 @@ def group_operands(op: Op, tensor_params: list[tuple[str, str]]) -> list:
         elif n == 0 and kind == "optional_tensor":
             out.append(None)
         else:
-            raise IRError(f"tensor parameter {name!r} needs exactly one operand, got {n}", op=op.name)
+            raise RuleBindingError(f"tensor parameter {name!r} needs exactly one operand, got {n}", op=op.name)
     return out
 
 
@@ -184,12 +149,4 @@ def reduction_name(op: Op) -> str:
     return REDUCTIONS[body[0].name]
 
 
-def bind_all(program) -> tuple[list[BoundRule], list[Op]]:
-    """Every op of a program with a rule bound, and the ops that have none (constants, returns...)."""
-    bound, unbound = [], []
-    for op in program.walk():
-        (bound.append(bind(op)) if has_rule(op) else unbound.append(op))
-    return bound, unbound
-
-
-__all__ = ["BoundRule", "bind", "bind_all", "decode_attributes", "group_operands", "has_rule", "reduction_name"]
+__all__ = ["bind", "bind_all", "decode_attributes", "group_operands", "reduction_name"]
