@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
 
 from spmdkit.reshard import AxisLink, CostModel, Layout, MeshSpec, parse_layout, plan_reshard  # noqa: E402
-from spmdkit.reshard.execute_jax import partition_spec, reshard_function  # noqa: E402
+from spmdkit.reshard.execute_jax import factor_mesh, partition_spec, reshard_function  # noqa: E402
 from spmdkit.reshard.hlo_collectives import collective_bytes, count_collectives  # noqa: E402
 
 # bandwidth only: the plan with the fewest bytes, to compare with XLA's byte count
@@ -87,28 +87,31 @@ def check_values(plan, jmesh, y, contributions):
 
 def main():
     n_random, seed = int(sys.argv[1]), int(sys.argv[2])
-    jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y")), "2x4": jax.make_mesh((2, 4), ("x", "y")),
-               "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"))}
+    auto = jax.sharding.AxisType.Auto
+    jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
+               "2x4": jax.make_mesh((2, 4), ("x", "y"), axis_types=(auto,) * 2),
+               "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(auto,) * 3)}
     for key, shape, src, tgt in cases(n_random, seed):
         jm = jmeshes[key]
         plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=4)
-        npart = int(np.prod([plan.mesh.size(a) for a in src.partial]))
+        npart = int(np.prod([plan.mesh.size(a) for a in plan.source.partial]))
         rng = np.random.default_rng(len(plan.steps))
         data = rng.integers(-8, 9, size=((npart,) if src.partial else ()) + shape).astype(np.float32)
-        x = jax.device_put(data, NamedSharding(jm, partition_spec(src)))
+        fm = factor_mesh(jm, plan)   # the plan may use sub-axes: the same devices, finer axes
+        x = jax.device_put(data, NamedSharding(fm, partition_spec(plan.source)))
         f = reshard_function(plan, jm)
         y = f(x)
         hlo = f.lower(x).compile().as_text()
         row = {"mesh": key, "shape": list(shape), "source": str(src), "target": str(tgt),
                "steps": [s.describe() for s in plan.steps], "planned": plan.collective_counts(),
-               "compiled": count_collectives(hlo), "values_ok": check_values(plan, jm, y, data),
+               "compiled": count_collectives(hlo), "values_ok": check_values(plan, fm, y, data),
                "plan_bytes": plan.bytes, "compiled_bytes": collective_bytes(hlo), "xla_auto_bytes": None}
         if not src.partial and not tgt.partial:  # XLA's own partitioner on the same reshard
             auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
-            ahlo = auto.lower(x).compile().as_text()
+            ahlo = auto.lower(jax.device_put(data, NamedSharding(jm, partition_spec(src)))).compile().as_text()
             row["xla_auto_bytes"] = collective_bytes(ahlo)
             row["xla_auto_counts"] = count_collectives(ahlo)
-            row["bytes_only_plan_bytes"] = plan_reshard(plan.mesh, shape, src, tgt, 4, BYTES_ONLY).bytes
+            row["bytes_only_plan_bytes"] = plan_reshard(plan.user_mesh, shape, src, tgt, 4, BYTES_ONLY).bytes
         print(json.dumps(row), flush=True)
 
 

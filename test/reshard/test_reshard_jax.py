@@ -5,7 +5,6 @@ XLA's own partitioner does for the same reshard."""
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,35 +49,19 @@ def test_compiled_bytes_are_the_planned_bytes(rows):
     assert not bad, bad[:3]
 
 
-def _blocks(dims, sizes):
-    return [math.prod(sizes[a] for a in d) for d in dims]
-
-
-def _swaps_unequal_axes(row):
-    """Source and target shard over the same axes but with different blocks per dim, e.g.
-    [{"x"}, {"y"}] -> [{"y"}, {"x"}] with |x| != |y|. XLA does these by splitting an axis into
-    sub-axes (all-to-all on half of y, then a permute); our planner uses whole axes only
-    (docs/reshard.md, known gaps)."""
-    src = [re.findall(r'"(\w+)"', d) for d in re.findall(r"\{([^}]*)\}", row["source"])]
-    tgt = [re.findall(r'"(\w+)"', d) for d in re.findall(r"\{([^}]*)\}", row["target"])]
-    sizes = dict(zip("xyz", {"2x2": (2, 2), "2x4": (2, 4), "2x2x2": (2, 2, 2)}[row["mesh"]]))
-    same_axes = sorted(a for d in src for a in d) == sorted(a for d in tgt for a in d)
-    return same_axes and _blocks(src, sizes) != _blocks(tgt, sizes)
-
-
 def test_no_more_bytes_than_xla_partitioner(rows):
     compared = [r for r in rows if r["xla_auto_bytes"] is not None]
     assert len(compared) >= 8
-    # the bandwidth-only model: never more bytes, but for the documented sub-axis gap
-    worse = [r for r in compared if r["bytes_only_plan_bytes"] > r["xla_auto_bytes"] + 1e-6]
-    assert all(_swaps_unequal_axes(r) for r in worse), worse
-    assert len(worse) < len(compared) // 4
-    # the default alpha-beta model, once bytes dominate latency (the large examples)
+    # bandwidth only, every case: XLA's answer is never fewer bytes (sub-axes included)
+    assert all(r["bytes_only_plan_bytes"] <= r["xla_auto_bytes"] + 1e-6 for r in compared), compared
+    # the default alpha-beta model trades bytes for fewer collectives on tiny tensors, but once
+    # bandwidth dominates (the >= 1 MiB examples) it is never worse than XLA either
     large = [r for r in compared if 4 * math.prod(r["shape"]) >= 2 ** 20]
     assert len(large) == 3
-    for r in large:
-        if _swaps_unequal_axes(r):
-            assert r["plan_bytes"] > r["xla_auto_bytes"]   # the known gap: update docs if this flips
-        else:
-            assert r["plan_bytes"] <= r["xla_auto_bytes"], r
+    assert all(r["plan_bytes"] <= r["xla_auto_bytes"] for r in large), large
     assert any(r["plan_bytes"] < r["xla_auto_bytes"] for r in large)
+
+
+def test_sub_axis_plans_ran(rows):
+    """Plans that cut an axis into factors ran too (e.g. [{"x"}, {"y"}] -> [{"y"}, {"x"}], 2x4)."""
+    assert any(":(" in step for r in rows for step in r["steps"])

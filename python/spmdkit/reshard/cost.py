@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .layout import MeshSpec, ReshardError
 
@@ -45,8 +46,9 @@ class CostModel:
         return CostModel(devices_per_node=devices_per_node, links=pairs, **kw)
 
     def link(self, mesh: MeshSpec, axis: str) -> AxisLink:
+        parent = axis.split(":(")[0]   # a factor "x:(m)k" of axis x uses x's override
         for name, link in self.links:
-            if name == axis:
+            if name in (axis, parent):
                 return link
         names = mesh.names
         stride = math.prod(mesh.size(a) for a in names[names.index(axis) + 1:])
@@ -55,8 +57,13 @@ class CostModel:
 
     def slowest(self, mesh: MeshSpec, axes) -> AxisLink:
         """For a collective spanning several axes: the worst latency and bandwidth among them."""
-        links = [self.link(mesh, a) for a in axes]
-        return AxisLink(max(l.alpha_us for l in links), min(l.gbytes_per_s for l in links))
+        return _slowest(self, mesh, tuple(axes))
+
+
+@lru_cache(maxsize=65536)
+def _slowest(cost: CostModel, mesh: MeshSpec, axes: tuple[str, ...]) -> AxisLink:
+    links = [cost.link(mesh, a) for a in axes]
+    return AxisLink(max(l.alpha_us for l in links), min(l.gbytes_per_s for l in links))
 
 
 DEFAULT_COST_MODEL = CostModel()

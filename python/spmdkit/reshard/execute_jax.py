@@ -51,8 +51,8 @@ def apply_plan(plan: Plan, x):
         if s.kind == "collective_permute":
             x = jax.lax.ppermute(x, s.axes, _group_perm(plan.mesh, s))
             continue
-        (a,) = s.axes
-        n = plan.mesh.size(a)
+        a = s.axes if len(s.axes) > 1 else s.axes[0]    # a tuple of axes is one collective group
+        n = math.prod(plan.mesh.size(ax) for ax in s.axes)
         if s.kind == "all_gather":
             x = jax.lax.all_gather(x, a, axis=s.dim, tiled=True)
         elif s.kind == "reduce_scatter":
@@ -87,14 +87,27 @@ def partition_spec(layout: Layout):
     return P(*entries)
 
 
-def reshard_function(plan: Plan, mesh):
-    """A jitted global -> global function running `plan` on the jax.sharding.Mesh `mesh`."""
+def factor_mesh(mesh, plan: Plan):
+    """The jax Mesh of `plan.mesh`: the same devices as the user's jax `mesh`, with axes cut into
+    the plan's factors (named "x:(m)k"); shard_map over it to run a plan that uses sub-axes."""
     import jax
+    from jax.sharding import AxisType
+    user = plan.user_mesh or plan.mesh
     got = [(n, int(mesh.shape[n])) for n in mesh.axis_names]
-    want = [(n, s) for n, s in plan.mesh.axes]
-    if [p for p in got if p[1] > 1] != [p for p in want if p[1] > 1] or set(mesh.axis_names) != set(plan.mesh.names):
-        raise ReshardError(f"jax mesh {dict(got)} is not the plan's mesh {plan.mesh}")
+    if [p for p in got if p[1] > 1] != [p for p in user.axes if p[1] > 1] or set(mesh.axis_names) != set(user.names):
+        raise ReshardError(f"jax mesh {dict(got)} is not the plan's mesh {user}")
+    if plan.mesh == user:
+        return mesh
+    return jax.sharding.Mesh(mesh.devices.reshape([n for _, n in plan.mesh.axes]), plan.mesh.names,
+                             axis_types=(AxisType.Auto,) * len(plan.mesh.axes))
+
+
+def reshard_function(plan: Plan, mesh):
+    """A jitted global -> global function running `plan` on the jax.sharding.Mesh `mesh` (its
+    axis types Auto, so that arrays laid out over `mesh` are taken as they are)."""
+    import jax
     src, tgt = plan.source, plan.target
+    fine = factor_mesh(mesh, plan)
 
     def body(x):
         if src.partial:
@@ -102,5 +115,5 @@ def reshard_function(plan: Plan, mesh):
         y = apply_plan(plan, x)
         return y[None] if tgt.partial else y
 
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
+    return jax.jit(jax.shard_map(body, mesh=fine, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
                                  check_vma=False))

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 REDUCE_TYPES = ("sum", "avg", "max", "min")
+_SUB_AXIS = re.compile(r"^(.+):\((\d+)\)(\d+)$")   # x:(m)k, Shardy's "x":(m)k
 
 
 class ReshardError(ValueError):
@@ -52,14 +54,22 @@ class MeshSpec:
             seen.add(name)
         return MeshSpec(pairs)
 
+    def __post_init__(self):
+        # lookups the planner makes millions of times; not fields, so eq/hash ignore them
+        object.__setattr__(self, "_names", tuple(n for n, _ in self.axes))
+        object.__setattr__(self, "_sizes", dict(self.axes))
+
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(n for n, _ in self.axes)
+        return self._names
 
     def size(self, name: str) -> int:
-        for n, s in self.axes:
-            if n == name:
-                return s
+        size = self._sizes.get(name)
+        if size is not None:
+            return size
+        sub = _SUB_AXIS.match(name)
+        if sub and sub.group(1) in self.names:
+            return int(sub.group(3))
         raise ReshardError(f"axis '{name}' is not in mesh {self}")
 
     @property
@@ -68,14 +78,19 @@ class MeshSpec:
 
     def coords(self, device: int) -> dict[str, int]:
         """Mesh coordinates of a row-major device id."""
-        out = {}
-        for name, size in reversed(self.axes):
-            out[name] = device % size
-            device //= size
-        return {n: out[n] for n in self.names}
+        return dict(_coords(self, device))
 
     def __str__(self) -> str:
         return ",".join(f"{n}={s}" for n, s in self.axes)
+
+
+@lru_cache(maxsize=65536)
+def _coords(mesh: MeshSpec, device: int) -> tuple[tuple[str, int], ...]:
+    out = {}
+    for name, size in reversed(mesh.axes):
+        out[name] = device % size
+        device //= size
+    return tuple((n, out[n]) for n in mesh.names)
 
 
 @dataclass(frozen=True)
@@ -96,8 +111,9 @@ class Layout:
             kept = []
             for a in axes:
                 _check_axis(mesh, a, f"dim {d}")
-                if a in used:
-                    raise ReshardError(f"axis '{a}' is used twice ({used[a]} and dim {d})")
+                clash = next((u for u in used if _overlapping(mesh, u, a)), None)
+                if clash is not None:
+                    raise ReshardError(f"axis '{a}' is used twice ({used[clash]} and dim {d})")
                 used[a] = f"dim {d}"
                 if mesh.size(a) > 1:
                     kept.append(a)
@@ -106,10 +122,11 @@ class Layout:
             partial = (partial,)
         for a in partial:
             _check_axis(mesh, a, "partial")
-            if a in used:
-                raise ReshardError(f"axis '{a}' is used twice ({used[a]} and partial)")
+            clash = next((u for u in used if _overlapping(mesh, u, a)), None)
+            if clash is not None:
+                raise ReshardError(f"axis '{a}' is used twice ({used[clash]} and partial)")
             used[a] = "partial"
-        partial = tuple(a for a in mesh.names if a in set(partial) and mesh.size(a) > 1)
+        partial = tuple(sorted((a for a in set(partial) if mesh.size(a) > 1), key=lambda a: _mesh_order(mesh, a)))
         if partial:
             reduce = "sum" if reduce is None else reduce
             if reduce not in REDUCE_TYPES:
@@ -144,23 +161,50 @@ class Layout:
 
     def text(self) -> str:
         """Shardy's dim-list text, with partial axes after it: [{"x"}, {}] partial={"y"}:sum."""
-        body = "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in self.dims) + "]"
+        body = "[" + ", ".join("{" + ", ".join(map(_quoted, axes)) + "}" for axes in self.dims) + "]"
         if self.partial:
-            body += " partial={" + ", ".join(f'"{a}"' for a in self.partial) + "}:" + self.reduce
+            body += " partial={" + ", ".join(map(_quoted, self.partial)) + "}:" + self.reduce
         return body
 
     def __str__(self) -> str:
         return self.text()
 
 
+def _quoted(name: str) -> str:
+    sub = _SUB_AXIS.match(name)
+    return f'"{sub.group(1)}":({sub.group(2)}){sub.group(3)}' if sub else f'"{name}"'
+
+
 def _check_axis(mesh: MeshSpec, axis, where: str) -> None:
     if not isinstance(axis, str):
         raise ReshardError(f"{where}: axis {axis!r} is not a mesh axis name")
-    if ":" in axis or "(" in axis:
-        raise ReshardError(f"{where}: sub-axis {axis!r} is not supported by the reshard planner; "
-                           "use whole mesh axes")
-    if axis not in mesh.names:
+    if axis in mesh.names:
+        return
+    sub = _SUB_AXIS.match(axis)
+    if not sub or sub.group(1) not in mesh.names:
         raise ReshardError(f"{where}: axis '{axis}' is not in mesh {mesh} (axes {list(mesh.names)})")
+    n, pre, size = mesh.size(sub.group(1)), int(sub.group(2)), int(sub.group(3))
+    if pre < 1 or size < 1 or n % (pre * size):
+        raise ReshardError(f"{where}: sub-axis {axis} does not fit axis '{sub.group(1)}' of size {n} "
+                           "(pre-size times size must divide it)")
+
+
+def _mesh_order(mesh: MeshSpec, name: str) -> tuple[int, int]:
+    if name in mesh.names:
+        return mesh.names.index(name), 0
+    sub = _SUB_AXIS.match(name)
+    return (mesh.names.index(sub.group(1)), int(sub.group(2))) if sub else (mesh.names.index(name), 1)
+
+
+def _overlapping(mesh: MeshSpec, a: str, b: str) -> bool:
+    """Whether two (sub-)axis names cover a common part of one mesh axis."""
+    def span(name):
+        sub = _SUB_AXIS.match(name)
+        if not sub:
+            return name, 1, mesh.size(name)
+        return sub.group(1), int(sub.group(2)), int(sub.group(2)) * int(sub.group(3))
+    (pa, lo_a, hi_a), (pb, lo_b, hi_b) = span(a), span(b)
+    return pa == pb and lo_a < hi_b and lo_b < hi_a
 
 
 def check_divisible(mesh: MeshSpec, layout: Layout, shape) -> None:
@@ -208,8 +252,10 @@ def _names(text: str) -> tuple[str, ...]:
     for item in filter(None, (t.strip() for t in text.split(","))):
         if item == "?":
             continue  # an open dim: the planner treats it as closed
-        if re.match(r'^"[^"]*":\(', item):
-            raise ReshardError(f"sub-axis {item} is not supported by the reshard planner; use whole mesh axes")
+        sub = re.match(r'^"([^"]+)":\((\d+)\)(\d+)$', item)
+        if sub:
+            out.append(f"{sub.group(1)}:({sub.group(2)}){sub.group(3)}")
+            continue
         if not (len(item) >= 2 and item[0] == item[-1] == '"'):
             raise ReshardError(f"axis {item!r} must be quoted, e.g. \"x\"")
         out.append(item[1:-1])

@@ -14,17 +14,21 @@ from functools import lru_cache
 
 from .cost import DEFAULT_COST_MODEL, CostModel
 from .layout import Layout, MeshSpec, ReshardError, check_divisible
-from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves
+from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves, with_pairs
+from .subaxes import _primes, coarse_text, refine
 
 
 @dataclass(frozen=True)
 class Plan:
+    """Steps over `mesh`, the user's mesh with axes cut into factors where that helps (sub-axes
+    `x:(m)k`; the same devices in the same order). `source`/`target` are over `mesh` too."""
     mesh: MeshSpec
     shape: tuple[int, ...]
     itemsize: int
     source: Layout
     target: Layout
     steps: tuple[Step, ...]
+    user_mesh: MeshSpec | None = None
 
     @property
     def cost_us(self) -> float:
@@ -43,19 +47,23 @@ class Plan:
         return counts
 
     def describe(self) -> str:
-        lines = [f"reshard {self.source} -> {self.target}  mesh {self.mesh}  shape {list(self.shape)}"
-                 f"  ({self.itemsize} bytes/element)"]
+        um = self.user_mesh or self.mesh
+        lines = [f"reshard {coarse_text(self.source, um)} -> {coarse_text(self.target, um)}  mesh {um}"
+                 f"  shape {list(self.shape)}  ({self.itemsize} bytes/element)"]
         if not self.steps:
             lines.append("  (no steps: the layouts are the same)")
         for i, s in enumerate(self.steps, 1):
             local = list(s.after.local_shape(self.mesh, self.shape))
             lines.append(f"  {i}. {s.describe():<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
-                         f"  -> {s.after} local {local}")
+                         f"  -> {coarse_text(s.after, um)} local {local}")
         lines.append(f"  total: {len(self.steps)} steps, {sum(self.collective_counts().values())} collectives, "
                      f"{self.bytes:.0f} bytes/device, {self.cost_us:.3f} us")
         return "\n".join(lines)
 
     __str__ = describe
+
+
+MAX_FACTOR_AXES = 4   # cut axes into prime factors only while the finer mesh has at most this many
 
 
 def _check_request(mesh, shape, source, target, itemsize):
@@ -76,15 +84,44 @@ def _check_request(mesh, shape, source, target, itemsize):
     return mesh, shape
 
 
-def plan_reshard(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
-                 cost: CostModel = DEFAULT_COST_MODEL) -> Plan:
-    """The cheapest plan; raises ReshardError for bad or impossible requests."""
+def _prepare(mesh, shape, source, target, itemsize, sub_axes):
+    """Validates the request and moves it onto the mesh of factors the search runs on."""
     mesh, shape = _check_request(mesh, shape, source, target, itemsize)
-    return _plan_cached(mesh, shape, source, target, itemsize, cost)
+    if sub_axes not in (None, True, False):
+        raise ReshardError(f"sub_axes must be None (automatic), True or False, not {sub_axes!r}")
+    full = sub_axes if sub_axes is not None else sum(len(_primes(n)) for _, n in mesh.axes) <= MAX_FACTOR_AXES
+    fine, (src, tgt) = refine(mesh, (source, target), full)
+    return mesh, fine, shape, src, tgt
+
+
+def plan_reshard(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
+                 cost: CostModel = DEFAULT_COST_MODEL, sub_axes: bool | None = None) -> Plan:
+    """The cheapest plan; raises ReshardError for bad or impossible requests. `sub_axes`: let
+    collectives use factors of an axis (None: when the mesh has at most MAX_FACTOR_AXES prime
+    factors; True: always (slow on big meshes); False: only those the layouts name)."""
+    try:  # the same request again (a partitioner asks per value): skip validation too
+        key = (mesh, tuple(shape), source, target, itemsize, cost, sub_axes)
+        hit = _SEEN.get(key)
+    except TypeError:  # an unhashable mesh or shape: validate and plan the long way
+        key = hit = None
+    if hit is not None:
+        return hit
+    if not isinstance(cost, CostModel):
+        raise ReshardError(f"cost must be a CostModel, not {type(cost).__name__}")
+    user, fine, shape, fsource, ftarget = _prepare(mesh, shape, source, target, itemsize, sub_axes)
+    plan = _plan_cached(user, fine, shape, fsource, ftarget, itemsize, cost)
+    if key is not None:
+        if len(_SEEN) >= 4096:
+            _SEEN.clear()
+        _SEEN[key] = plan
+    return plan
+
+
+_SEEN: dict = {}
 
 
 @lru_cache(maxsize=4096)
-def _plan_cached(mesh, shape, source, target, itemsize, cost) -> Plan:
+def _plan_cached(user, mesh, shape, source, target, itemsize, cost) -> Plan:
     tie = itertools.count()
     best = {source: (0.0, 0, 0)}
     heap = [(0.0, 0, 0, next(tie), source, None)]
@@ -111,8 +148,8 @@ def _plan_cached(mesh, shape, source, target, itemsize, cost) -> Plan:
     node = target
     while node != source:
         node, s = came[node]
-        steps.append(s)
-    return Plan(mesh, shape, itemsize, source, target, tuple(reversed(steps)))
+        steps.append(with_pairs(mesh, s))
+    return Plan(mesh, shape, itemsize, source, target, tuple(reversed(steps)), user)
 
 
 def _less(a, b) -> bool:
@@ -128,10 +165,10 @@ def _partial_allowed(layout: Layout, source: Layout, target: Layout) -> bool:
 
 
 def naive_plan(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
-               cost: CostModel = DEFAULT_COST_MODEL) -> Plan:
+               cost: CostModel = DEFAULT_COST_MODEL, sub_axes: bool | None = None) -> Plan:
     """The baseline: all-reduce every partial axis, all-gather every dim, then slice to the target
-    (and make its partial axes). Every plan the planner returns must cost no more than this."""
-    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    (and make its partial axes), one axis per collective. The planner must never cost more."""
+    user, mesh, shape, source, target = _prepare(mesh, shape, source, target, itemsize, sub_axes)
     steps, node = [], source
 
     def take(pred):
@@ -153,14 +190,15 @@ def naive_plan(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
             take(lambda s, a=a, d=d: s.kind == "slice" and s.axes == (a,) and s.dim == d)
     for a in target.partial:
         take(lambda s, a=a: s.kind == "make_partial" and s.axes == (a,))
-    return Plan(mesh, shape, itemsize, source, target, tuple(steps))
+    return Plan(mesh, shape, itemsize, source, target, tuple(steps), user)
 
 
 def exhaustive_best_cost(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
-                         cost: CostModel = DEFAULT_COST_MODEL, max_steps: int = 4) -> float | None:
+                         cost: CostModel = DEFAULT_COST_MODEL, max_steps: int = 4,
+                         sub_axes: bool | None = None) -> float | None:
     """The least cost over every step sequence of at most `max_steps` steps, by relaxing every
     move of every layout reached, round by round (no priority queue); None if none reaches."""
-    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    _, mesh, shape, source, target = _prepare(mesh, shape, source, target, itemsize, sub_axes)
     # Bellman-Ford by rounds: dist[node] = least cost of any sequence of <= k steps
     dist = {source: 0.0}
     for _ in range(max_steps):

@@ -8,6 +8,7 @@ coordinate; the true value is their reduction.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -68,13 +69,13 @@ def apply_step(mesh: MeshSpec, step, x: dict[int, np.ndarray]) -> dict[int, np.n
         for src, dst in step.pairs:
             new[dst] = x[src]
         return new
-    (a,) = step.axes
-    n = mesh.size(a)
+    axes = step.axes
+    n = math.prod(mesh.size(a) for a in axes)
     reduce = step.before.reduce or step.after.reduce
     new = {}
     for dev in x:
-        k = mesh.coords(dev)[a]
-        group = _group(mesh, dev, (a,))
+        group = _group(mesh, dev, axes)
+        k = group.index(dev)
         if kind == "all_gather":
             new[dev] = np.concatenate([x[g] for g in group], axis=step.dim)
         elif kind == "all_reduce":

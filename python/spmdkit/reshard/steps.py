@@ -1,23 +1,25 @@
 """The moves between layouts: one collective (or one local op) on one mesh axis each.
 
-From a layout, `moves(...)` lists every step that can be taken and the layout it leads to:
+From a layout, `moves(...)` lists every step that can be taken and the layout it leads to. A
+collective runs over a group A of one or more mesh axes at once (linearised in the order given,
+first major), as one XLA collective:
 
-  all_gather(a, d)        a is the minor axis of dim d; dim d loses it
-  reduce_scatter(a, d)    a is partial (sum/avg); a becomes the minor axis of dim d
-  all_reduce(a)           a is partial; a becomes replicated
-  all_to_all(a, d -> e)   a is the minor axis of dim d; it becomes the minor axis of dim e
+  all_gather(A, d)        A is a minor-most run of dim d's axes; dim d loses it
+  reduce_scatter(A, d)    A are partial (sum/avg); A becomes dim d's minor-most run
+  all_reduce(A)           A are partial; they become replicated
+  all_to_all(A, d -> e)   A is a minor-most run of dim d; it becomes dim e's minor-most run
   collective_permute(A)   same per-dim block counts, axes reassigned (e.g. {"x","y"} -> {"y","x"})
   slice(a, d)             a replicates; a becomes the minor axis of dim d (local, free)
   make_partial(a)         a replicates; a becomes partial (local, free: see docs/reshard.md)
 
-Only the minor axis of a dim can be gathered or moved: gathering a major one would leave each
+Only minor-most axes of a dim can be gathered or moved: gathering a major one would leave each
 device a strided set of blocks, which no layout describes.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .cost import CostModel
 from .layout import Layout, MeshSpec
@@ -74,33 +76,38 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
             c = hops * link.alpha_us + nbytes / (link.gbytes_per_s * 1e3)
         out.append(Step(kind, tuple(axes), layout, after, dim, dim_to, float(nbytes), c))
 
-    for a in mesh.names:
-        n = mesh.size(a)
-        if n == 1:
-            continue
-        if a in partial:
-            rest = tuple(p for p in partial if p != a)
+    def group(axes):
+        return math.prod(mesh.size(a) for a in axes)
+
+    # partial axes: all-reduce any subset; reduce-scatter any ordered subset into a dim
+    for k in range(1, len(partial) + 1):
+        for subset in itertools.combinations(partial, k):
+            n = group(subset)
+            rest = tuple(p for p in partial if p not in subset)
             red = layout.reduce if rest else None
-            step("all_reduce", (a,), Layout(dims, rest, red), nbytes=2 * (n - 1) / n * B, hops=2)
-            if layout.reduce in ("sum", "avg"):
+            step("all_reduce", subset, Layout(dims, rest, red), nbytes=2 * (n - 1) / n * B, hops=2)
+            if layout.reduce not in ("sum", "avg"):
+                continue  # XLA can, but JAX has no max/min reduce-scatter: all-reduce then slice
+            for order in itertools.permutations(subset):
                 for d in range(layout.rank):
                     if local[d] % n == 0:
-                        step("reduce_scatter", (a,), Layout(_replace_dim(dims, d, dims[d] + (a,)), rest, red),
+                        step("reduce_scatter", order, Layout(_replace_dim(dims, d, dims[d] + order), rest, red),
                              dim=d, nbytes=(n - 1) / n * B)
-            continue
-        d = layout.dim_of(a)
-        if d is not None:
-            if dims[d][-1] != a:
-                continue
-            gathered = _replace_dim(dims, d, dims[d][:-1])
-            step("all_gather", (a,), Layout(gathered, partial, layout.reduce), dim=d, nbytes=(n - 1) * B)
+    # sharded axes: gather, or move to another dim, any minor-most run of a dim's axes
+    for d, axes in enumerate(dims):
+        for k in range(1, len(axes) + 1):
+            run, n = axes[-k:], group(axes[-k:])
+            gathered = _replace_dim(dims, d, axes[:-k])
+            step("all_gather", run, Layout(gathered, partial, layout.reduce), dim=d, nbytes=(n - 1) * B)
             for e in range(layout.rank):
                 if e != d and local[e] % n == 0:
-                    moved = _replace_dim(gathered, e, gathered[e] + (a,))
-                    step("all_to_all", (a,), Layout(moved, partial, layout.reduce), dim=d, dim_to=e,
+                    moved = _replace_dim(gathered, e, gathered[e] + run)
+                    step("all_to_all", run, Layout(moved, partial, layout.reduce), dim=d, dim_to=e,
                          nbytes=(n - 1) / n * B)
-            continue
-        if a in used:
+    # replicated axes: local slice, or make partial (only onto the target's partial axes)
+    for a in mesh.names:
+        n = mesh.size(a)
+        if n == 1 or a in used:
             continue
         for e in range(layout.rank):
             if local[e] % n == 0:
@@ -110,13 +117,37 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
             step("make_partial", (a,), Layout(dims, new_partial, target_reduce))
 
     for after in permuted_layouts(mesh, layout):
-        pairs = permute_pairs(mesh, layout, after)
-        involved = tuple(a for a in mesh.names if any(
-            mesh.coords(s)[a] != mesh.coords(t)[a] for s, t in pairs))
+        involved = _moved_axes(mesh, layout, after)
         link = cost.slowest(mesh, involved)
         out.append(Step("collective_permute", involved, layout, after, bytes=float(B),
-                        cost_us=link.alpha_us + B / (link.gbytes_per_s * 1e3), pairs=pairs))
+                        cost_us=link.alpha_us + B / (link.gbytes_per_s * 1e3)))
     return out
+
+
+def _digit_positions(mesh: MeshSpec, layout: Layout) -> dict[str, tuple[int, int]]:
+    """axis -> (dim, stride): a device's index on the axis is (block // stride) % size."""
+    out = {}
+    for d, axes in enumerate(layout.dims):
+        stride = 1
+        for a in reversed(axes):
+            out[a] = (d, stride)
+            stride *= mesh.size(a)
+    return out
+
+
+def _moved_axes(mesh: MeshSpec, before: Layout, after: Layout) -> tuple[str, ...]:
+    """The axes on which a permute's source and destination devices differ: those whose digit
+    moved (same digit position -> same index, as both devices hold the same block numbers)."""
+    pb, pa = _digit_positions(mesh, before), _digit_positions(mesh, after)
+    return tuple(a for a in mesh.names if pb.get(a) != pa.get(a))
+
+
+def with_pairs(mesh: MeshSpec, step: Step) -> Step:
+    """The step with its device pairs filled in (only permutes have any; computed only for the
+    steps of a chosen plan, as it walks every device)."""
+    if step.kind != "collective_permute" or step.pairs:
+        return step
+    return replace(step, pairs=permute_pairs(mesh, step.before, step.after))
 
 
 def permuted_layouts(mesh: MeshSpec, layout: Layout):
