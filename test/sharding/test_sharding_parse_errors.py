@@ -20,7 +20,7 @@ from spmdkit.sharding import (ShardingError, ShardingParseError, parse_dim_shard
     ('<@m, [{"x"}p]>', 12, "priority"),
     ('<@m, [{"x}]>', 8, "unterminated string"),
     ('<@m, [{"x"}], replicated={"y"}, replicated={"z"}>', 33, "'replicated' appears twice"),
-    ('<@m, [{"x"}], unreduced={"y"}, unreduced_max={"y"}>', 32, 'unreduced axis "y" appears twice'),
+    ('<@m, [{"x"}], unreduced={"y"}, unreduced_max={"y"}>', 32, 'unreduced axis "y" has two reduce types'),
     ('<@m, [{"x"}]> trailing', 15, "after the end"),
     ('<@m, [{"x"}], replicated="y">', 26, "expected '{'"),
     ('<@m, [{x}]>', 8, "quoted axis name"),

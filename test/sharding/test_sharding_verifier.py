@@ -181,3 +181,21 @@ def test_sub_axes_from_two_factorizations_are_refused_although_shardy_accepts_th
     assert info.value.dim == 1 and info.value.axis == '"x":(3)2'
     # a gap between the pieces is fine: (1)3 and (6)2 leave "x":(3)2 unused
     verify(parse_sharding('<@m, [{"x":(1)3}], replicated={"x":(6)2}>'), mesh, 1)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(noisy_sharding())
+def test_verifying_parsed_text_points_at_the_named_axis(case):
+    mesh, sharding, shape = case
+    text = str(sharding)
+    assert parse_sharding(text) == sharding  # invalid shardings round-trip through text too
+    try:
+        parse_sharding(text, {"m": mesh}, shape, name="t")
+    except ShardingVerifyError as e:
+        assert e.line == 1 and e.text == text
+        if e.axis is not None:
+            assert text[e.column - 1:].startswith(e.axis)
+        elif isinstance(e.dim, int):
+            assert text[e.column - 1] == "{"
+    else:
+        assert is_valid(sharding, {"m": mesh}, shape)

@@ -241,9 +241,9 @@ class _Parser:
                 replicated = axes
             elif key == "unreduced" or (key.startswith("unreduced_") and key[10:] in REDUCE_TYPES):
                 kind = "sum" if key == "unreduced" else key[10:]
-                for a in axes:
-                    if a in kinds:
-                        self.fail(f"unreduced axis {a} appears twice", key_tok)
+                for a in axes:  # a duplicate is the verifier's to report; two types cannot be held
+                    if kinds.get(a, kind) != kind:
+                        self.fail(f"unreduced axis {a} has two reduce types, {kinds[a]} and {kind}", key_tok)
                     kinds[a] = kind
                     unreduced.append(a)
             else:
