@@ -161,3 +161,30 @@ def test_jax_shard_map_imports_as_manual_computation():
     reducer = inner[0].regions[0].block
     assert [o.name for o in reducer.ops] == ["stablehlo.add", "stablehlo.return"]
     assert p.mesh_attrs["mesh"]  # jax's stablehlo.mesh note on the mesh op is kept
+
+
+def test_locations_print_and_parse_back():
+    p = load(os.path.join(DATA, "shardy_compiler_api.mlir"))
+    ops = list(p.walk())
+    assert ops[0].location == "line 11, column 13"  # where the dot_general stands in the file
+    ops[1].location = 'model.py:42 "attention"'
+    ops[2].location = None
+    text = print_program(p, locations=True)
+    again = list(parse(text).walk())
+    assert [o.location for o in again] == [o.location for o in ops]
+    assert print_program(parse(text), locations=True) == text
+    assert "loc(" not in print_program(p)  # off by default
+
+
+def test_inline_meshes():
+    text = """module {
+  func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<mesh<["x"=2]>, [{"x"}]>}) -> tensor<8xf32> {
+    %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[3]>, []>]>} : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}"""
+    p = parse(text)
+    assert p.meshes == {}
+    assert p.main.args[0].sharding == TensorSharding(Mesh({"x": 2}), [closed("x")])
+    assert p.main.body.ops[0].result.sharding == TensorSharding(Mesh({}, device_ids=[3]), [])
+    assert_programs_equal(p, parse(print_program(p)))

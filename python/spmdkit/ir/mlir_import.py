@@ -75,11 +75,18 @@ class _Importer:
         raise cls(message, line=line, column=column, op=operation.name, value=value, source=self.source)
 
     def location(self, operation) -> Optional[str]:
-        text = str(operation.location)
+        """Where the op came from, in words: "line 4, column 10" for the parsed text, the name of
+        a name location (what print_program(locations=True) writes), else MLIR's own form."""
+        loc = operation.location
+        text = str(loc)
+        if text == "loc(unknown)":
+            return None
         line, column = location_line_column(text)
-        if line is None:
-            return None if text == "loc(unknown)" else text
-        return f"line {line}, column {column}" if text.startswith('loc("-"') else text[4:-1]
+        if line is not None and text.startswith('loc("-":'):
+            return f"line {line}, column {column}"
+        if loc.typeid == ir.NameLoc.static_typeid and not text.endswith('"))'):  # a bare name
+            return loc.name_str
+        return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
 
     # -- module, meshes, functions --------------------------------------------------------
     def module(self, module) -> Program:

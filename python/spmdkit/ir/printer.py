@@ -30,13 +30,17 @@ def mlir_op_name(name: str) -> str:
 
 
 def print_program(program: Program, generic: bool = False, locations: bool = False) -> str:
-    """The program as MLIR text (pretty forms; `generic=True` for MLIR's generic form)."""
-    return print_module(to_mlir_module(program), generic=generic, locations=locations)
+    """The program as MLIR text (pretty forms; `generic=True` for MLIR's generic form).
+
+    locations=True also prints each op's `location` (as an MLIR name location, `loc("...")`),
+    which parsing reads back into `Op.location`.
+    """
+    return print_module(to_mlir_module(program, locations=locations), generic=generic, locations=locations)
 
 
-def to_mlir_module(program: Program):
-    """A jaxlib MLIR module of the program, verified by MLIR."""
-    writer = _Writer(program)
+def to_mlir_module(program: Program, locations: bool = False):
+    """A jaxlib MLIR module of the program, verified by MLIR (ops carry their locations if asked)."""
+    writer = _Writer(program, locations)
     text = writer.module()
     try:
         return parse_module(text)
@@ -50,8 +54,9 @@ def generic_text(program: Program) -> str:
 
 
 class _Writer:
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, locations: bool = False):
         self.program = program
+        self.locations = locations
         self.lines: list[str] = []
         self.line_ops: list[Optional[str]] = []  # per line: what it writes, for error messages
         self.names: dict[int, str] = {}
@@ -193,6 +198,8 @@ class _Writer:
         tail = self.attr_dict(attrs, types, f"op '{op.name}'") if attrs else ""
         signature = f" : ({operand_types}) -> " + (result_types[0] if len(result_types) == 1
                                                     else "(" + ", ".join(result_types) + ")")
+        if self.locations:  # an op without one must not inherit a line of this generated text
+            signature += f" loc({quote_string(str(op.location))})" if op.location else " loc(unknown)"
         if not op.regions:
             self.emit(text + (" " + tail if tail else "") + signature, op.name)
             return
