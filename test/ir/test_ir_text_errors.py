@@ -183,3 +183,32 @@ def test_mutated_text_never_crashes(at, cut, insert):
         return
     # whatever parsed must print and parse back
     assert parse(print_program(p)) is not None
+
+
+def test_manual_computation_body_must_have_local_shapes():
+    text = body('%0 = sdy.manual_computation(%a) in_shardings=[<@m, [{"x"}, {}]>] out_shardings=[<@m, [{"x"}, {}]>] '
+                'manual_axes={"x"} (%l: tensor<8x8xf32>) {',
+                "  sdy.return %l : tensor<8x8xf32>",
+                "} : (tensor<8x8xf32>) -> tensor<8x8xf32>",
+                "return %0 : tensor<8x8xf32>")
+    e = raises(IRVerifyError, text)
+    assert e.line == 4 and e.op == "sdy.manual_computation" and "4x8" in str(e)
+
+
+def test_unknown_op_inside_a_region_names_its_line():
+    text = body('%0 = sdy.manual_computation(%a) in_shardings=[<@m, [{"x"}, {}]>] out_shardings=[<@m, [{"x"}, {}]>] '
+                'manual_axes={"x"} (%l: tensor<4x8xf32>) {',
+                '  %1 = "paddle.not_a_rule"(%l) : (tensor<4x8xf32>) -> tensor<4x8xf32>',
+                "  sdy.return %1 : tensor<4x8xf32>",
+                "} : (tensor<8x8xf32>) -> tensor<8x8xf32>",
+                "return %0 : tensor<8x8xf32>")
+    e = raises(UnknownOpError, text)
+    assert (e.line, e.column, e.op) == (5, 12, "paddle.not_a_rule")
+
+
+def test_function_without_terminator_is_named():
+    p = one_op_program(None)
+    p.main.body.ops.pop()  # drop func.return
+    with pytest.raises(IRError) as info:
+        print_program(p)
+    assert info.value.op == "func.func @main" and "ends with relu" in str(info.value)

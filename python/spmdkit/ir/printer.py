@@ -164,6 +164,10 @@ class _Writer:
         if fn.attrs:
             head += " attributes " + self.attr_dict(fn.attrs, {}, where)
         self.emit(head + " {", where)
+        # MLIR would take an unregistered last op (paddle.*) for a terminator: say it here.
+        if not fn.body.ops or fn.body.ops[-1].name not in ("func.return", "return"):
+            last = fn.body.ops[-1].name if fn.body.ops else "nothing"
+            raise IRError(f"function @{fn.name} must end with func.return, it ends with {last}", op=where)
         for op in fn.body.ops:
             self.op(op, "    ", "func.return")
         self.emit("  }", where)
