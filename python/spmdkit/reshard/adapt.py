@@ -1,8 +1,8 @@
 """Turning other descriptions of meshes and shardings into the planner's MeshSpec and Layout.
 
 Accepted meshes: MeshSpec, `spmdkit.sharding.Mesh`, `jax.sharding.Mesh`, a dict, 'x=2,y=4'.
-Accepted shardings: Layout; `spmdkit.sharding.TensorSharding` (whole axes only; unreduced axes
-become partial with their reduce type); Shardy text (`#sdy.sharding<...>` or the dim list
+Accepted shardings: Layout; `spmdkit.sharding.TensorSharding` (sub-axes "x":(m)k included;
+unreduced axes become partial with their reduce type); Shardy text (`#sdy.sharding<...>` or the dim list
 `[{"x"}, {}]`); a DTensor/Paddle-style placements list with one Shard(dim)/Replicate()/Partial()
 per mesh axis (several axes on one dim go major to minor in mesh order, or by `shard_order`).
 """
@@ -55,9 +55,7 @@ def _from_tensor_sharding(ts, mesh: MeshSpec) -> Layout:
         raise ReshardError(f"sharding {ts} lives on mesh {as_mesh(own)}, not on {mesh}")
 
     def name(ref, where):
-        if ref.is_sub_axis:
-            raise ReshardError(f"{where}: sub-axis {ref} is not supported by the reshard planner; use whole axes")
-        return ref.name
+        return f"{ref.name}:({ref.pre_size}){ref.size}" if ref.is_sub_axis else ref.name
 
     dims = [tuple(name(r, f"dim {d}") for r in dim.axes) for d, dim in enumerate(ts.dims)]
     partial = [name(r, "unreduced") for r in ts.unreduced]

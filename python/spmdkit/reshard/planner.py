@@ -15,7 +15,7 @@ from functools import lru_cache
 from .cost import DEFAULT_COST_MODEL, CostModel
 from .layout import Layout, MeshSpec, ReshardError, check_divisible
 from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves, with_pairs
-from .subaxes import _primes, coarse_text, refine
+from .subaxes import _primes, coarse_axes, coarse_text, refine
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,9 @@ class Plan:
             lines.append("  (no steps: the layouts are the same)")
         for i, s in enumerate(self.steps, 1):
             local = list(s.after.local_shape(self.mesh, self.shape))
-            lines.append(f"  {i}. {s.describe():<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
+            lines.append(f"  {i}. {s.describe(coarse_axes(s.axes, um)):<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
                          f"  -> {coarse_text(s.after, um)} local {local}")
-        lines.append(f"  total: {len(self.steps)} steps, {sum(self.collective_counts().values())} collectives, "
+        lines.append(f"  total: {len(self.steps)} step(s), {sum(self.collective_counts().values())} collective(s), "
                      f"{self.bytes:.0f} bytes/device, {self.cost_us:.3f} us")
         return "\n".join(lines)
 

@@ -40,8 +40,9 @@ class Step:
     cost_us: float = 0.0
     pairs: tuple[tuple[int, int], ...] = field(default=(), compare=False)  # permute: (src, dst) ids
 
-    def describe(self) -> str:
-        axes = ",".join(self.axes)
+    def describe(self, axes_names=None) -> str:
+        """e.g. all_to_all(x: dim 0 -> dim 1); `axes_names` replaces the axes as printed."""
+        axes = ",".join(self.axes if axes_names is None else axes_names)
         if self.kind == "all_to_all":
             return f"all_to_all({axes}: dim {self.dim} -> dim {self.dim_to})"
         if self.dim is not None:

@@ -85,22 +85,28 @@ def refine(mesh: MeshSpec, layouts, full: bool):
 def coarse_text(layout: Layout, mesh: MeshSpec) -> str:
     """A layout over factors written with as few (sub-)axes of `mesh` as possible: runs of
     consecutive factors of one axis merge, and a whole axis is written "x"."""
-    def merge(names):
-        out = []
-        for name in names:
-            parent, pre, size = split_name(name)
-            if out and pre is not None:
-                last_parent, last_pre, last_size = split_name(out[-1])
-                if last_parent == parent and last_pre is not None and last_pre * last_size == pre:
-                    out[-1] = f"{parent}:({last_pre}){last_size * size}"
-                    continue
-            out.append(name)
-        return [sub_name(*_interval_size(mesh, n), mesh.size(split_name(n)[0])) for n in out]
+    dims = tuple(tuple(_merge(axes, mesh)) for axes in layout.dims)
+    return Layout(dims, tuple(_merge(layout.partial, mesh)), layout.reduce).text()
 
-    dims = tuple(tuple(merge(axes)) for axes in layout.dims)
-    return Layout(dims, tuple(merge(layout.partial)), layout.reduce).text()
+
+def _merge(names, mesh: MeshSpec) -> list[str]:
+    out = []
+    for name in names:
+        parent, pre, size = split_name(name)
+        if out and pre is not None:
+            last_parent, last_pre, last_size = split_name(out[-1])
+            if last_parent == parent and last_pre is not None and last_pre * last_size == pre:
+                out[-1] = f"{parent}:({last_pre}){last_size * size}"
+                continue
+        out.append(name)
+    return [sub_name(*_interval_size(mesh, n), mesh.size(split_name(n)[0])) for n in out]
 
 
 def _interval_size(mesh: MeshSpec, name: str) -> tuple[str, int, int]:
     parent, lo, hi = _interval(mesh, name)
     return parent, lo, hi // lo
+
+
+def coarse_axes(names, mesh: MeshSpec) -> tuple[str, ...]:
+    """Axis names with runs of consecutive factors of one axis merged (as in coarse_text)."""
+    return tuple(_merge(list(names), mesh))
