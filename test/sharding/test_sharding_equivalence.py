@@ -3,7 +3,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sharding_strategies import meshes, valid_shardings
 
-from spmdkit.sharding import (Mesh, TensorSharding, canonicalize, equivalent, parse_mesh_decl, parse_sharding,
+from spmdkit.sharding import (Mesh, canonicalize, equivalent, parse_mesh_decl, parse_sharding,
                               reduction_groups)
 
 MESHES = dict([parse_mesh_decl('@mesh_0 = {<["a"=4, "b"=2]>, device_ids=[0, 1, 2, 3, 4, 5, 6, 7]}'),

@@ -78,3 +78,26 @@ def test_bad_shapes_and_mesh_tables_are_named():
         s.local_shape((2.5,), MESH)
     with pytest.raises(ShardingError, match="not a Mesh"):
         s.resolve_mesh({"m": '<["x"=2]>'})
+
+
+def test_numpy_integers_are_integers_and_bools_floats_are_not():
+    import numpy as np
+    from spmdkit.sharding import MeshAxis, MeshError, Shard, ShardingVerifyError, verify
+    mesh = Mesh([MeshAxis("x", np.int64(2))], device_ids=np.array([1, 0]))
+    assert mesh == Mesh({"x": 2}, [1, 0]) and type(mesh.shape[0]) is int
+    assert AxisRef("x", np.int32(1), np.int64(2)) == AxisRef("x", 1, 2)
+    assert Shard(np.int64(1)) == Shard(1)
+    s = parse_sharding('<@m, [{"x"}, {}]>')
+    assert s.local_shape(np.array([4, 3]), mesh) == (2, 3)
+    verify(s, mesh, np.array([4, 3]))
+    verify(s, mesh, np.int64(2))
+    with pytest.raises(MeshError):
+        MeshAxis("x", True)
+    with pytest.raises(MeshError):
+        Mesh({"x": 2.0})
+    with pytest.raises(ShardingVerifyError, match="bad size"):
+        verify(s, mesh, (4, 3.0))
+    with pytest.raises(TypeError):
+        verify(s, mesh, "4x3")
+    with pytest.raises(ShardingError):
+        DimSharding(["x"], priority=1.0)

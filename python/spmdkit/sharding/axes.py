@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ShardingError
+from .integers import as_int
 from .mesh import Mesh, quote
 
 
@@ -24,8 +25,10 @@ class AxisRef:
         if (self.pre_size is None) != (self.size is None):
             raise ShardingError(f"axis {self.name!r}: a sub-axis needs both pre_size and size")
         for v, what in ((self.pre_size, "pre_size"), (self.size, "size")):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                raise ShardingError(f"axis {self.name!r}: {what} must be an integer, got {v!r}")
+            if v is not None:
+                if as_int(v) is None:
+                    raise ShardingError(f"axis {self.name!r}: {what} must be an integer, got {v!r}")
+                object.__setattr__(self, what, as_int(v))
 
     @property
     def is_sub_axis(self) -> bool:
@@ -50,10 +53,6 @@ class AxisRef:
         if self.is_sub_axis:
             return self.pre_size, self.pre_size * self.size
         return 1, mesh.axis_size(self.name)
-
-    def next_pre_size(self, mesh: Mesh) -> int:
-        lo, hi = self.interval(mesh)
-        return hi
 
     # -- relations ---------------------------------------------------------------------
     def overlaps(self, other: "AxisRef", mesh: Mesh) -> bool:

@@ -7,8 +7,8 @@ from math import prod
 from typing import Iterable, Mapping
 
 from .errors import MeshError
+from .integers import as_int
 
-_NUMBER = (int,)
 # Listing every device (device_grid, device_slices) is refused beyond this, rather than hang.
 MAX_ENUMERATED_DEVICES = 1 << 20
 
@@ -43,8 +43,10 @@ class MeshAxis:
     def __post_init__(self):
         if not isinstance(self.name, str):  # "" is a legal (if odd) name, as in Shardy
             raise MeshError(f"a mesh axis name must be a string, got {self.name!r}")
-        if isinstance(self.size, bool) or not isinstance(self.size, _NUMBER) or self.size < 1:
+        size = as_int(self.size)
+        if size is None or size < 1:
             raise MeshError(f"mesh axis {self.name!r} must have a positive integer size, got {self.size!r}")
+        object.__setattr__(self, "size", size)
 
     def __str__(self) -> str:
         return f"{quote(self.name)}={self.size}"
@@ -78,10 +80,11 @@ class Mesh:
         size = prod(a.size for a in norm)
         ids = None
         if device_ids is not None:
-            ids = tuple(device_ids)
-            for d in ids:
-                if isinstance(d, bool) or not isinstance(d, _NUMBER) or d < 0:
-                    raise MeshError(f"device id {d!r} must be a non-negative integer")
+            raw = tuple(device_ids)
+            ids = tuple(as_int(d) for d in raw)
+            for d, given in zip(ids, raw):
+                if d is None or d < 0:
+                    raise MeshError(f"device id {given!r} must be a non-negative integer")
             if len(ids) != size:
                 raise MeshError(f"mesh of shape {[a.size for a in norm]} has {size} devices, "
                                 f"but {len(ids)} device ids were given")

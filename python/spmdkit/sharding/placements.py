@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .errors import ShardingConversionError
+from .integers import as_int
 from .mesh import Mesh
 from .tensor_sharding import REDUCE_TYPES, DimSharding, TensorSharding
 from .verifier import verify
@@ -25,8 +26,10 @@ class Shard:
 
     def __post_init__(self):
         for v, what in ((self.dim, "dim"), (self.shard_order, "shard_order")):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise ShardingConversionError(f"Shard {what} must be a non-negative integer, got {v!r}")
+            if v is not None:
+                if as_int(v) is None or as_int(v) < 0:
+                    raise ShardingConversionError(f"Shard {what} must be a non-negative integer, got {v!r}")
+                object.__setattr__(self, what, as_int(v))
 
     def __repr__(self):
         return f"Shard({self.dim})" if self.shard_order is None else f"Shard({self.dim}, shard_order={self.shard_order})"

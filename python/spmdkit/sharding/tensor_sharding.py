@@ -13,6 +13,7 @@ from typing import Iterable, Mapping
 
 from .axes import AxisRef, as_axis
 from .errors import ShardingError
+from .integers import as_int
 from .mesh import Mesh, symbol
 
 REDUCE_TYPES = ("sum", "avg", "max", "min", "prod", "any", "all")
@@ -29,8 +30,10 @@ class DimSharding:
         object.__setattr__(self, "axes", tuple(as_axis(a) for a in axes))
         if not isinstance(is_closed, bool):
             raise ShardingError(f"is_closed must be a bool, got {is_closed!r}")
-        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-            raise ShardingError(f"a dim priority must be an integer or None, got {priority!r}")
+        if priority is not None:
+            if as_int(priority) is None:
+                raise ShardingError(f"a dim priority must be an integer or None, got {priority!r}")
+            priority = as_int(priority)
         object.__setattr__(self, "is_closed", is_closed)
         object.__setattr__(self, "priority", priority)
 
@@ -190,10 +193,11 @@ class TensorSharding:
 
     def local_shape(self, shape: Iterable[int], mesh: Mesh | Mapping[str, Mesh] | None = None) -> tuple[int, ...]:
         """The per-device shape: each dim ceil-divided by the product of its axes' sizes."""
-        shape = tuple(shape)
+        given = tuple(shape)
+        shape = tuple(as_int(n) for n in given)
         for i, n in enumerate(shape):
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                raise ShardingError(f"dim {i} of shape {list(shape)} is not a non-negative integer: {n!r}")
+            if n is None or n < 0:
+                raise ShardingError(f"dim {i} of shape {list(given)} is not a non-negative integer: {given[i]!r}")
         if len(shape) != self.rank:
             raise ShardingError(f"shape {list(shape)} has rank {len(shape)}, the sharding has rank {self.rank}")
         m = self.resolve_mesh(mesh)

@@ -10,6 +10,7 @@ from typing import Iterable, Mapping
 
 from .axes import AxisRef
 from .errors import ShardingError, ShardingVerifyError
+from .integers import as_int
 from .mesh import Mesh
 from .tensor_sharding import REDUCE_TYPES, TensorSharding
 
@@ -50,14 +51,17 @@ def verify(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = No
 def _check_rank(sharding: TensorSharding, shape_or_rank, name: str) -> None:
     if shape_or_rank is None:
         return
-    if isinstance(shape_or_rank, bool):
-        raise TypeError(f"{name}: shape_or_rank must be an int or a shape, got a bool")
-    if isinstance(shape_or_rank, int):
-        rank = shape_or_rank
+    if isinstance(shape_or_rank, (bool, float, str)):
+        raise TypeError(f"{name}: shape_or_rank must be an int or a shape, got {shape_or_rank!r}")
+    if as_int(shape_or_rank) is not None:
+        rank = as_int(shape_or_rank)
     else:
-        shape = list(shape_or_rank)
+        try:
+            shape = list(shape_or_rank)
+        except TypeError:
+            raise TypeError(f"{name}: shape_or_rank must be an int or a shape, got {shape_or_rank!r}") from None
         for i, n in enumerate(shape):
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            if as_int(n) is None or as_int(n) < 0:
                 raise ShardingVerifyError(f"shape {shape} has a bad size {n!r}", name, i)
         rank = len(shape)
     if rank != sharding.rank:
