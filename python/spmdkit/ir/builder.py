@@ -298,8 +298,8 @@ def jax_result_types(name: str, operands: Sequence[Value], attrs: dict) -> list[
             break
         except TypeError as e:
             m = _MISSING_KW.search(str(e))
-            if not m or m.group(1) in params:
-                raise TypeError(f"op '{name}': cannot infer result types: {e}") from None
+            if not m or m.group(1) in params:  # JAX's shape rule refused these operands/attributes
+                raise ValueError(f"op '{name}': cannot infer result types: {e}") from None
             params[m.group(1)] = None
             attrs[NONE_PARAMS] = sorted(set(attrs.get(NONE_PARAMS, [])) | {m.group(1)})
         except Exception as e:  # JAX's shape rules raise TypeError/ValueError on bad attributes
