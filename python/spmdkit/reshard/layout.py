@@ -6,7 +6,8 @@ a device holds along that dim is the mixed-radix number of its indices on those 
 axes hold partial values still to be reduced with one reduce type. Every other axis replicates.
 
 Size-1 mesh axes change nothing about where data lives, so a Layout never mentions them
-(`Layout.make` drops them): two layouts that place data the same way compare equal.
+(`Layout.make` drops them): two layouts that place data the same way compare equal. An axis name
+may be a sub-axis `x:(m)k` (Shardy's "x":(m)k: the middle factor of x reshaped to [m, k, rest]).
 """
 from __future__ import annotations
 
