@@ -137,3 +137,22 @@ def test_comments_and_whitespace_are_ignored():
 ])
 def test_empty_axis_sets_parse_and_print_canonically(text):
     assert str(parse_sharding(text)) == '#sdy.sharding<@m, [{"x"}]>'
+
+
+def test_a_programs_mesh_table():
+    from spmdkit.sharding import ShardingParseError, parse_mesh_table
+    table = parse_mesh_table('sdy.mesh @mesh_0 = <["a"=4, "b"=2]>\n'
+                             'sdy.mesh @mesh_1 = <["x"=2, "y"=2, "z"=2], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>\n')
+    assert list(table) == ["mesh_0", "mesh_1"] and table["mesh_1"].device_ids[0] == 7
+    assert parse_mesh_table("") == {}
+    with pytest.raises(ShardingParseError, match="declared twice") as info:
+        parse_mesh_table('sdy.mesh @m = <["a"=2]>\nsdy.mesh @m = <["b"=2]>')
+    assert (info.value.line, info.value.column) == (2, 1)
+    with pytest.raises(ShardingParseError, match="named mesh declaration"):
+        parse_mesh_table('<["a"=2]>')
+
+
+def test_unannotated_dims_are_implicitly_p0():
+    s = parse_sharding('<@m, [{"x"}p1, {"y"}, {"z", ?}p2]>')
+    assert [d.effective_priority for d in s.dims] == [1, 0, 2]
+    assert [d.priority for d in s.dims] == [1, None, 2]

@@ -44,6 +44,11 @@ class DimSharding:
     def is_open(self) -> bool:
         return not self.is_closed
 
+    @property
+    def effective_priority(self) -> int:
+        """The priority propagation uses: an unannotated dim is p0 (the seed's "implicitly p0")."""
+        return 0 if self.priority is None else self.priority
+
     def _key(self):
         return (self.axes, self.is_closed, self.priority)
 

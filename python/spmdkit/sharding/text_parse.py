@@ -310,6 +310,30 @@ def parse_mesh_decl(text: str) -> tuple[str | None, Mesh]:
     return _run(text, "mesh_decl")
 
 
+def parse_mesh_table(text: str) -> dict[str, Mesh]:
+    """Several `sdy.mesh @name = <...>` declarations (one program's meshes) as {name: Mesh}."""
+    parser = _Parser(text)
+    table: dict[str, Mesh] = {}
+    while parser.tok.kind != "end":
+        start = parser.tok
+        name, mesh = _run_step(parser, parser.mesh_decl)
+        if name is None:
+            parser.fail("expected a named mesh declaration 'sdy.mesh @name = <...>'", start)
+        if name in table:
+            parser.fail(f"mesh @{name} is declared twice", start)
+        table[name] = mesh
+    return table
+
+
+def _run_step(parser: "_Parser", step):
+    try:
+        return step()
+    except ShardingParseError:
+        raise
+    except ShardingError as e:
+        raise ShardingParseError(str(e), parser.text, parser.tok.offset) from None
+
+
 def parse_mesh(text: str) -> Mesh:
     """A mesh from `sdy.mesh @m = <...>`, `#sdy.mesh<...>`, `mesh<...>` or `<["a"=2], device_ids=[...]>`."""
     return parse_mesh_decl(text)[1]
