@@ -30,7 +30,8 @@ def open_(*axes, priority=None):
 def test_data_files_exist():
     names = {os.path.basename(f) for f in FILES}
     assert {"shardy_compiler_api.mlir", "shardy_representation.mlir", "shardy_control_flow.mlir",
-            "jax_control_flow.mlir", "jax_shard_map.mlir", "jax_gpt_block_train_step.mlir"} <= names
+            "shardy_rules_and_reshards.mlir", "jax_control_flow.mlir", "jax_shard_map.mlir",
+            "jax_gpt_block_train_step.mlir"} <= names
 
 
 @pytest.mark.parametrize("path", FILES, ids=os.path.basename)
@@ -188,3 +189,17 @@ def test_inline_meshes():
     assert p.main.args[0].sharding == TensorSharding(Mesh({"x": 2}), [closed("x")])
     assert p.main.body.ops[0].result.sharding == TensorSharding(Mesh({}, device_ids=[3]), [])
     assert_programs_equal(p, parse(print_program(p)))
+
+
+def test_rules_reshards_and_collectives():
+    p = load(os.path.join(DATA, "shardy_rules_and_reshards.mlir"))
+    call, reshard, gather, slice_, named, ret = p.main.body.ops
+    assert call.attrs["call_target_name"] == "my_matmul"
+    assert call.attrs["sdy.sharding_rule"].text.startswith("#sdy.op_sharding_rule<([i, k], [k, j])->([i, j])")
+    assert call.result.sharding == TensorSharding("mesh", [closed("x"), closed("y")])
+    assert reshard.attrs == {"sharding": TensorSharding("mesh", [closed("x", "y"), closed()])}
+    assert gather.attrs["out_sharding"] == TensorSharding("mesh", [closed("x"), closed()])
+    assert slice_.operands == [gather.result]
+    assert named.attrs == {"name": "epilogue"}
+    assert [o.name for o in named.regions[0].block.ops] == ["stablehlo.exponential", "sdy.return"]
+    assert ret.operands == [named.result]
