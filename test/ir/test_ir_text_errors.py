@@ -153,7 +153,7 @@ def test_python_program_errors_name_op_and_value():
 def test_attributes_without_mlir_form(value):
     with pytest.raises(AttributeConversionError) as info:
         print_program(one_op_program(None, attrs={"weird": value}))
-    assert info.value.op == "op 'relu'" and "weird" in str(info.value)
+    assert info.value.op == "relu" and "weird" in str(info.value)
 
 
 def test_bad_direction_and_undefined_operand():
@@ -212,3 +212,26 @@ def test_function_without_terminator_is_named():
     with pytest.raises(IRError) as info:
         print_program(p)
     assert info.value.op == "func.func @main" and "ends with relu" in str(info.value)
+
+
+@pytest.mark.parametrize("value, pin, error", [
+    (2 ** 40, "i32", IRParseError),  # MLIR: out of range for i32
+    (2 ** 70, None, IRParseError),
+    ("x", "array<i32>", AttributeConversionError),
+    (1.5, "i32", AttributeConversionError),
+    ([1], "weird", AttributeConversionError),
+    (3, "nonsense", AttributeConversionError),
+    (True, "f32", AttributeConversionError),
+    (["a"], "manual_axes", None),
+    ([1], "manual_axes", AttributeConversionError),
+])
+def test_attribute_pins_that_do_not_fit(value, pin, error):
+    p = one_op_program(None, attrs={"k": value})
+    if pin:
+        p.main.body.ops[0].attr_types = {"k": pin}
+    if error is None:
+        assert parse(print_program(p)).main.body.ops[0].attrs["k"] == value
+        return
+    with pytest.raises(error) as info:
+        print_program(p)
+    assert info.value.op == "relu"

@@ -199,7 +199,7 @@ class _Writer:
         text = f"{indent}{head}{quote_string(name)}({operands})"
         operand_types = ", ".join(str(v.type) for v in op.operands)
         result_types = [str(r.type) for r in op.results]
-        tail = self.attr_dict(attrs, types, f"op '{op.name}'") if attrs else ""
+        tail = self.attr_dict(attrs, types, op.name) if attrs else ""
         signature = f" : ({operand_types}) -> " + (result_types[0] if len(result_types) == 1
                                                     else "(" + ", ".join(result_types) + ")")
         if self.locations:  # an op without one must not inherit a line of this generated text
