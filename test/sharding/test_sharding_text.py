@@ -156,3 +156,11 @@ def test_unannotated_dims_are_implicitly_p0():
     s = parse_sharding('<@m, [{"x"}p1, {"y"}, {"z", ?}p2]>')
     assert [d.effective_priority for d in s.dims] == [1, 0, 2]
     assert [d.priority for d in s.dims] == [1, None, 2]
+
+
+def test_the_mesh_ops_attribute_dictionary_is_read_past():
+    text = 'sdy.mesh @mesh = <["x"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}]}}'
+    assert parse_mesh_decl(text) == ("mesh", Mesh({"x": 2}))
+    from spmdkit.sharding import ShardingParseError
+    with pytest.raises(ShardingParseError, match="unterminated attribute dictionary"):
+        parse_mesh_decl('sdy.mesh @mesh = <["x"=2]> {a = {b = 1}')

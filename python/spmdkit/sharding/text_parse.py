@@ -148,7 +148,26 @@ class _Parser:
                 ids = self.int_list("device id")
             self.expect("}")
             return name, Mesh(inner.axes, ids if ids is not None else inner.device_ids)
-        return name, self.mesh_body()
+        mesh = self.mesh_body()
+        if name is not None and self.at("{"):
+            self.skip_attr_dict()
+        return name, mesh
+
+    def skip_attr_dict(self) -> None:
+        """The op's attribute dictionary after `sdy.mesh @m = <...>` (JAX adds stablehlo.mesh):
+        not part of the mesh, so it is read past (balanced braces/brackets) and dropped."""
+        depth, start = 0, self.tok
+        while True:
+            tok = self.tok
+            if tok.kind == "end":
+                self.fail("unterminated attribute dictionary", start)
+            self.pos += 1
+            if tok.kind == "punct" and tok.value in "{[":
+                depth += 1
+            elif tok.kind == "punct" and tok.value in "}]":
+                depth -= 1
+                if depth == 0:
+                    return
 
     # -- shardings -----------------------------------------------------------------------
     def axis_ref(self) -> AxisRef:
