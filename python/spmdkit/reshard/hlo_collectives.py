@@ -67,7 +67,10 @@ def read_collectives(hlo_text: str) -> list[HloCollective]:
         if base not in _KINDS:
             continue
         kind, rest = _KINDS[base], m.group("rest")
-        out_bytes = _type_bytes(m.group("type"))
+        out_type = m.group("type")
+        if op.endswith("-start") and out_type.startswith("("):
+            out_type = out_type.rsplit(", ", 1)[-1].rstrip(")")   # async: (operand, result): the result
+        out_bytes = _type_bytes(out_type)
         in_bytes = sum(_type_bytes(shapes.get(a.strip().lstrip("%"), "")) for a in m.group("args").split(","))
         if kind == "collective_permute":
             pairs = re.findall(r"\{(\d+),(\d+)\}", rest)
@@ -75,8 +78,8 @@ def read_collectives(hlo_text: str) -> list[HloCollective]:
             found.append(HloCollective(kind, 2, float(out_bytes) if moves else 0.0))
             continue
         n = _group_size(rest)
-        if kind == "all_to_all" and out_bytes and m.group("type").startswith("("):
-            n = n or m.group("type").count("[")
+        if kind == "all_to_all" and out_bytes and out_type.startswith("("):
+            n = n or out_type.count("[")
         if n is None:
             if kind == "all_gather" and in_bytes:
                 n = out_bytes // in_bytes
