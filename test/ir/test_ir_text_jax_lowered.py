@@ -77,3 +77,21 @@ def test_scan_is_a_while_with_its_carry_tied():
     cond, body = (r.block for r in loop.regions)
     assert [a.type for a in cond.args] == [a.type for a in body.args] == [r.type for r in loop.results]
     assert [v.type for v in loop.operands] == [r.type for r in loop.results]
+
+
+def test_debug_info_names_become_op_locations():
+    def f(x):
+        return jnp.tanh(x) * 2
+    program = parse(jax.jit(f).lower(np.zeros(4, np.float32)).as_text(debug_info=True))
+    by_name = {op.name: op.location for op in program.walk()}
+    assert by_name["stablehlo.tanh"] == "jit(f)/tanh"
+    assert by_name["stablehlo.multiply"] == "jit(f)/mul"
+    again = parse(print_program(program, locations=True))
+    assert [op.location for op in again.walk()] == [op.location for op in program.walk()]
+
+
+def test_generic_form_reads_back_the_same():
+    program = parse(jax.jit(gather_scatter).lower(np.zeros((10, 4), np.float32), np.zeros((3,), np.int32)).as_text())
+    generic = print_program(program, generic=True)
+    assert '"stablehlo.gather"' in generic and '"func.func"' in generic
+    assert_programs_equal(program, parse(generic))
