@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
+from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr
 from spmdkit.ir import IRError, load, parse
 from spmdkit.ir.bind_jax import RuleBindingError, has_rule
 from spmdkit.ir.bind_stablehlo import bind, bind_all, decode_attributes

@@ -238,10 +238,6 @@ def _manual_axes(text: str) -> tuple:
     return tuple(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
 
 
-def _int_type(t) -> str:
-    return str(t)
-
-
 def from_mlir(attr) -> tuple[Any, Optional[str]]:
     """(value, pin) for an MLIR attribute; to_text(value, pin) == str(attr) for what it accepts."""
     a = attr.maybe_downcast()
@@ -249,7 +245,7 @@ def from_mlir(attr) -> tuple[Any, Optional[str]]:
     if kind is ir.BoolAttr:
         return bool(a.value), None
     if kind is ir.IntegerAttr:
-        t = _int_type(a.type)
+        t = str(a.type)
         return int(a.value), (None if t == "i64" else t)
     if kind is ir.FloatAttr:
         t = str(a.type)

@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..sharding import parse_mesh
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import Block, Function, Op, Program, Region, Value
+from .core import Block, Function, Op, Program, Region
 from .errors import IRError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 

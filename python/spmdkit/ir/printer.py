@@ -16,12 +16,9 @@ from typing import Optional
 from ..sharding import Mesh, TensorSharding
 from .attributes import attr_name, default_pin, quote_string, symbol_ref, to_text
 from .core import Block, Function, Op, Program, Value
-from .errors import (IRError, ShardingRankError, UnknownAxisError, UnknownMeshError,
-                     location_line_column)
+from .errors import IRError, ShardingRankError, UnknownAxisError, UnknownMeshError
 from .mlir_context import parse_module, print_module
 from .mlir_import import DIRECTIONS, PADDLE_PREFIX
-
-_DIALECT_OPS = ("func.", "stablehlo.", "sdy.", "chlo.", "mhlo.", "jax.", "builtin.")
 
 
 def mlir_op_name(name: str) -> str:
@@ -244,4 +241,4 @@ def _per_value(shardings, results) -> list:
             for s, r in zip(shardings, results)]
 
 
-__all__ = ["print_program", "to_mlir_module", "generic_text", "mlir_op_name", "location_line_column"]
+__all__ = ["print_program", "to_mlir_module", "generic_text", "mlir_op_name"]
