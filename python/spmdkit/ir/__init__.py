@@ -11,3 +11,4 @@ from .evaluate import EvaluateError, evaluate  # noqa: F401
 from .builder import BlockBuilder, FunctionBuilder, ProgramBuilder  # noqa: F401
 from .verify import verify_program  # noqa: F401
 from .bind_jax import RuleBindingError, RuleCall, bind  # noqa: F401
+from .bind_stablehlo import bind_all, decode_attributes  # noqa: F401
