@@ -203,3 +203,26 @@ def test_rules_reshards_and_collectives():
     assert named.attrs == {"name": "epilogue"}
     assert [o.name for o in named.regions[0].block.ops] == ["stablehlo.exponential", "sdy.return"]
     assert ret.operands == [named.result]
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda p: p.main.body.ops[0].attrs.update(extra=1),
+    lambda p: p.main.body.ops[0].operands.reverse(),
+    lambda p: setattr(p.main.body.ops[0].result, "sharding", TensorSharding("grid", [closed(), closed()])),
+    lambda p: setattr(p.main.args[1], "sharding", TensorSharding("grid", [closed(), closed("cols")])),
+    lambda p: p.main.result_shardings.reverse(),
+    lambda p: p.main.body.ops.pop(1),
+    lambda p: setattr(p.main.body.ops[0], "name", "stablehlo.dot"),
+    lambda p: p.meshes.pop("line"),
+    lambda p: setattr(p, "name", None),
+    lambda p: p.main.body.ops[4].regions[0].block.ops[0].operands.pop(),
+], ids=["attr", "operand order", "result sharding", "arg sharding", "result shardings", "op dropped",
+        "op name", "mesh dropped", "module name", "nested operand"])
+def test_the_comparison_sees_each_kind_of_difference(mutate):
+    """The round-trip tests rest on assert_programs_equal: it must catch a change anywhere."""
+    path = os.path.join(DATA, "shardy_compiler_api.mlir")
+    a, b = load(path), load(path)
+    assert_programs_equal(a, b)
+    mutate(b)
+    with pytest.raises(AssertionError):
+        assert_programs_equal(a, b)
