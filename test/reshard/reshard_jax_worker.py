@@ -34,6 +34,11 @@ FIXED = [  # (mesh, shape, source, target): one of each move, and the brief's ex
     ("2x2x2", (8, 8), '[{"y"}, {}]', '[{}, {}] partial={"x", "z"}:sum'),
     ("2x2x2", (8, 8), '[{"x", "y", "z"}, {}]', '[{}, {"z", "y", "x"}]'),
     ("2x2", (4, 4), '[{"x"}, {}]', '[{"x"}, {}]'),
+    # one collective over two axes not in mesh order (JAX linearises the tuple as given)
+    ("2x2x2", (8, 8), '[{}, {}] partial={"x", "y"}:sum', '[{"y", "x"}, {}]'),
+    ("2x2x2", (8, 8), '[{"z", "x"}, {}]', '[{}, {}]'),
+    ("2x2x2", (8, 8), '[{"z", "x"}, {}]', '[{}, {"z", "x"}]'),
+    ("2x2x2", (8, 8), '[{}, {}] partial={"x", "y", "z"}:avg', '[{}, {"z", "x"}] partial={"y"}:avg'),
     # large enough (>= 1 MiB) that bandwidth, not latency, decides the default model's plan
     ("2x4", (512, 1024), '[{"x"}, {}]', '[{}, {"x", "y"}]'),
     ("2x2x2", (512, 512), '[{"x", "y", "z"}, {}]', '[{}, {"z", "y", "x"}]'),

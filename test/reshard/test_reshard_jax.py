@@ -28,7 +28,7 @@ def rows():
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    assert len(rows) == 13 + 24
+    assert len(rows) == 17 + 24
     return rows
 
 
@@ -60,6 +60,12 @@ def test_no_more_bytes_than_xla_partitioner(rows):
     assert len(large) == 3
     assert all(r["plan_bytes"] <= r["xla_auto_bytes"] for r in large), large
     assert any(r["plan_bytes"] < r["xla_auto_bytes"] for r in large)
+
+
+def test_groups_of_axes_out_of_mesh_order_ran(rows):
+    steps = {s for r in rows for s in r["steps"]}
+    assert {"reduce_scatter(y,x, dim 0)", "all_gather(z,x, dim 0)", "all_to_all(z,x: dim 0 -> dim 1)",
+            "reduce_scatter(z,x, dim 1)"} <= steps
 
 
 def test_sub_axis_plans_ran(rows):

@@ -18,7 +18,7 @@ AXIS_NAMES = "xyzw"
 @st.composite
 def meshes(draw, max_axes=3):
     n = draw(st.integers(1, max_axes))
-    sizes = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4]), min_size=n, max_size=n))
+    sizes = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4, 6]), min_size=n, max_size=n))
     return MeshSpec.make([(AXIS_NAMES[i], s) for i, s in enumerate(sizes)])
 
 
@@ -38,21 +38,20 @@ def layouts(draw, mesh, rank, partial_ok=True, reduce=None):
     return Layout.make(mesh, dims, partial, red)
 
 
-def shape_for(mesh, rank, layouts_, draw_mult):
-    """A shape whose dims divide by every product the plans may need (the whole mesh)."""
-    return tuple(mesh.num_devices * m for m in draw_mult)
-
-
 @st.composite
 def requests(draw, max_axes=3, max_rank=3):
+    """A mesh, a shape and two layouts of it. Each dim is the least size both layouts divide
+    times a small factor, so some intermediate layouts do not divide (uneven) and are avoided."""
     mesh = draw(meshes(max_axes))
     rank = draw(st.integers(1, max_rank))
     reduce = draw(st.sampled_from(["sum", "avg", "max", "min"]))
     src = draw(layouts(mesh, rank, reduce=reduce))
     tgt = draw(layouts(mesh, rank, reduce=draw(st.sampled_from([reduce, "sum", "max"]))))
-    mult = draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
-    shape = tuple(mesh.num_devices * m for m in mult)
-    return mesh, shape, src, tgt
+    shape = []
+    for d in range(rank):
+        a, b = (math.prod(mesh.size(x) for x in lay.dims[d]) for lay in (src, tgt))
+        shape.append(math.lcm(a, b) * draw(st.sampled_from([1, 1, 2, 3, mesh.num_devices])))
+    return mesh, tuple(shape), src, tgt
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
