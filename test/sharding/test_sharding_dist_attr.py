@@ -101,10 +101,13 @@ def test_invalid_shardings_are_not_converted():
 
 
 def test_empty_and_maximal_meshes():
-    maximal = TensorSharding(Mesh([], [3]), [DimSharding(), DimSharding()])
-    attr = to_dist_attr(maximal)
+    maximal = TensorSharding(Mesh([], [3]), [])  # Shardy: `[]` on a maximal mesh, whatever the rank
+    attr = to_dist_attr(maximal, rank=2)
     assert list(attr.process_mesh.process_ids) == [3] and attr.dims_mapping == [-1, -1]
     assert from_dist_attr(attr) == maximal
+    assert to_dist_attr(maximal).dims_mapping == []
+    with pytest.raises(ShardingVerifyError, match="maximal"):
+        to_dist_attr(TensorSharding(Mesh([], [3]), [DimSharding()]))
     with pytest.raises(ShardingConversionError, match="empty mesh"):
         to_dist_attr(TensorSharding(Mesh(), [DimSharding()]))
     assert from_dist_attr(to_dist_attr(TensorSharding(Mesh(), []), exact=False)).mesh == Mesh([], [0])

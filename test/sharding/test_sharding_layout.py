@@ -66,8 +66,9 @@ def test_device_slices_tile_the_tensor_and_match_local_shape(data):
 
 
 def test_maximal_mesh_holds_everything_on_its_device():
-    s = TensorSharding(Mesh([], [9]), [TensorSharding.replicated("m", 1).dims[0]] * 2)
+    s = TensorSharding(Mesh([], [9]), [])
     assert device_slices(s, (3, 5)) == {9: (slice(0, 3), slice(0, 5))}
+    assert s.local_shape((3, 5)) == (3, 5)
 
 
 def _refine(sharding, mesh):
@@ -83,13 +84,15 @@ def _refine(sharding, mesh):
         chain = sorted(cuts[a.name])
         for lo, hi in zip(chain, chain[1:]):
             axes.append(MeshAxis(f"{a.name}_{lo}", hi // lo))
+        if a.size == 1:  # keep it, so the mesh keeps its axes (an axis-less one with ids is maximal)
+            axes.append(MeshAxis(f"{a.name}_1", 1))
 
     def refs(ref):
         lo, hi = ref.interval(mesh)
         chain = sorted(cuts[ref.name])
         return [AxisRef(f"{ref.name}_{c}") for c in chain if lo <= c < hi]
 
-    fine_mesh = Mesh(axes, mesh.device_ids)
+    fine_mesh = Mesh(axes, mesh.device_ids if mesh.has_explicit_device_ids else None)
     dims = [DimSharding([r for a in d.axes for r in refs(a)]) for d in sharding.dims]
     return TensorSharding(fine_mesh, dims), fine_mesh
 

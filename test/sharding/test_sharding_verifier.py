@@ -63,6 +63,17 @@ def test_each_invariant_has_a_failing_example_naming_tensor_dim_and_axis(text, s
     assert words in str(err) and "'w'" in str(err)
 
 
+@pytest.mark.parametrize("text", [
+    "<mesh<[], device_ids=[5]>, [{}, {}]>",
+    "<mesh<[], device_ids=[5]>, [{?}]>",
+    "<mesh<[], device_ids=[5]>, [], replicated={\"x\"}>",
+])
+def test_a_maximal_mesh_takes_only_an_empty_dim_list(text):
+    with pytest.raises(ShardingVerifyError, match="maximal mesh") as info:
+        verify(parse_sharding(text), None, (4, 4), name="v")
+    assert info.value.tensor == "v" and info.value.dim is None
+
+
 def test_negative_priority_is_refused():
     # the text cannot say p-1; an object can
     s = TensorSharding("m", [DimSharding(["x"], priority=-1), DimSharding()])
@@ -90,9 +101,9 @@ def test_allowed_cases_pass():
     verify(parse_sharding('<@m, [{"y":(4)2, "y":(1)4}, {}]>'), MESHES, (4, 8))
     # the seed's explicitly replicated sub-axis example
     verify(parse_sharding('<@m, [{"x"}, {"y":(2)2}], replicated={"y":(1)2}>'), MESHES, (4, 8))
-    # the inline mesh wins over the mesh argument; a maximal mesh holds nothing but []-dims
+    # the inline mesh wins over the mesh argument; a maximal mesh takes `[]` for any rank
     verify(parse_sharding('<mesh<["a"=2]>, [{"a"}]>'), MESHES, (4,))
-    verify(parse_sharding("<mesh<[], device_ids=[5]>, [{}, {}]>"), None, (4, 4))
+    verify(parse_sharding("<mesh<[], device_ids=[5]>, []>"), None, (4, 4))
     assert verify(parse_sharding('<@m, [{"x"}]>'), MESH, 1) is MESH
     assert not is_valid(parse_sharding('<@m, [{"x"}, {"x"}]>'), MESH, 2)
 
@@ -111,7 +122,7 @@ def test_canonicalize_sorts_and_merges_as_the_seed_shows():
 @st.composite
 def noisy_sharding(draw):
     """Random axis references (some unknown, some bad sub-axes) dealt into dims and sets."""
-    mesh = draw(meshes(min_axes=1, explicit_ids=False))
+    mesh = draw(st.one_of(meshes(min_axes=1, explicit_ids=False), st.just(Mesh()), st.just(Mesh([], [3]))))
     names = list(mesh.axis_names) + ["nope"]
     rank = draw(st.integers(0, 3))
     places = [[] for _ in range(rank + 2)]

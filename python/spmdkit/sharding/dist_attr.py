@@ -32,9 +32,13 @@ def from_process_mesh(process_mesh) -> Mesh:
 
 
 def to_dist_attr(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = None, *,
-                 exact: bool = True, name: str = "tensor"):
-    """The TensorDistAttr saying the same as `sharding` (verified first)."""
-    m = verify(sharding, mesh, None, name)
+                 exact: bool = True, name: str = "tensor", rank: int | None = None):
+    """The TensorDistAttr saying the same as `sharding` (verified first).
+
+    A sharding on a maximal mesh is `[]` whatever the tensor's rank (Shardy's rule), so `rank`
+    gives the dims_mapping's length there (default 0); elsewhere it must equal sharding.rank.
+    """
+    m = verify(sharding, mesh, rank, name)
     if exact and not m.axes and not m.has_explicit_device_ids:
         raise ShardingConversionError("an empty mesh <[]> has no ProcessMesh form "
                                       "(a 0-D ProcessMesh names a device; use a maximal mesh)", name)
@@ -58,6 +62,8 @@ def to_dist_attr(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | Non
     core = _core()
     attr = core.TensorDistAttr()
     attr.process_mesh = to_process_mesh(m)
+    if m.is_maximal:
+        mapping = [[] for _ in range(rank or 0)]
     attr.multi_dims_mapping = mapping
     for kind, axes in sharding.unreduced_by_type().items():
         attr._set_partial_dims([m.axis_index(a.name) for a in axes], kind)
@@ -78,6 +84,8 @@ def from_dist_attr(attr, mesh_name: str | None = None, *, name: str = "tensor") 
         return m.axes[j].name
 
     dims = [DimSharding([axis(j, i) for j in mesh_dims]) for i, mesh_dims in enumerate(attr.multi_dims_mapping)]
+    if m.is_maximal:  # a 0-D ProcessMesh: Shardy writes the whole tensor on one device as `[]`
+        dims = []
     partial = sorted(attr.partial_status.items())
     unreduced = [axis(j, "unreduced") for j, _ in partial]
     kinds = {axis(j, "unreduced"): kind for j, kind in partial}

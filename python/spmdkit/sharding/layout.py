@@ -33,6 +33,8 @@ def device_slices(sharding: TensorSharding, shape: Iterable[int],
     m = verify(sharding, mesh, shape)
     if m.size > MAX_ENUMERATED_DEVICES:
         raise MeshError(f"mesh {m} has {m.size} devices, too many to list (at most {MAX_ENUMERATED_DEVICES})")
+    if m.is_maximal:
+        return {m.device_ids[0]: tuple(slice(0, n) for n in shape)}
     out = {}
     for coord in product(*(range(s) for s in m.shape)):
         coords = dict(zip(m.axis_names, coord))

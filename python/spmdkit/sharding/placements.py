@@ -105,7 +105,7 @@ def from_placements(placements: Sequence[Placement], mesh: Mesh | str, rank: int
             raise ShardingConversionError(f"placement {p!r} is not Shard, Replicate or Partial",
                                           name, None, f'"{axis}"')
     dims = []
-    for i in range(rank):
+    for i in range(0 if m.is_maximal else rank):  # maximal mesh: `[]` whatever the rank (Shardy)
         entries = per_dim.get(i, [])
         orders = [o for o, _, _ in entries]
         if len(entries) > 1 and any(o is None for o in orders) and any(o is not None for o in orders):

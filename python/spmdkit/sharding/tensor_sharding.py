@@ -203,9 +203,11 @@ class TensorSharding:
         for i, n in enumerate(shape):
             if n is None or n < 0:
                 raise ShardingError(f"dim {i} of shape {list(given)} is not a non-negative integer: {given[i]!r}")
+        m = self.resolve_mesh(mesh)
+        if m.is_maximal and not self.dims:
+            return shape
         if len(shape) != self.rank:
             raise ShardingError(f"shape {list(shape)} has rank {len(shape)}, the sharding has rank {self.rank}")
-        m = self.resolve_mesh(mesh)
         return tuple(-(-n // d.shard_count(m)) for n, d in zip(shape, self.dims))
 
     def replace(self, **changes) -> "TensorSharding":

@@ -24,6 +24,12 @@ def verify(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = No
         m = sharding.resolve_mesh(mesh)
     except ShardingError as e:
         raise ShardingVerifyError(str(e), name) from None
+    if m.is_maximal:  # Shardy: the whole tensor on one device is written `[]`, whatever its rank
+        _check_rank(sharding, shape_or_rank, name, maximal=True)
+        if sharding.dims or sharding.replicated or sharding.unreduced:
+            raise ShardingVerifyError(f"a sharding on the maximal mesh {m} must be `[]` (no dim shardings) with no "
+                                      "replicated or unreduced axes", name)
+        return m
     _check_rank(sharding, shape_or_rank, name)
     where = [(i, a) for i, d in enumerate(sharding.dims) for a in d.axes]
     where += [("replicated", a) for a in sharding.replicated] + [("unreduced", a) for a in sharding.unreduced]
@@ -48,7 +54,7 @@ def verify(sharding: TensorSharding, mesh: Mesh | Mapping[str, Mesh] | None = No
     return m
 
 
-def _check_rank(sharding: TensorSharding, shape_or_rank, name: str) -> None:
+def _check_rank(sharding: TensorSharding, shape_or_rank, name: str, maximal: bool = False) -> None:
     if shape_or_rank is None:
         return
     if isinstance(shape_or_rank, (bool, float, str)):
@@ -64,7 +70,7 @@ def _check_rank(sharding: TensorSharding, shape_or_rank, name: str) -> None:
             if as_int(n) is None or as_int(n) < 0:
                 raise ShardingVerifyError(f"shape {shape} has a bad size {n!r}", name, i)
         rank = len(shape)
-    if rank != sharding.rank:
+    if rank != sharding.rank and not maximal:
         raise ShardingVerifyError(f"the sharding has {sharding.rank} dim shardings but the tensor has rank {rank}",
                                   name)
 
