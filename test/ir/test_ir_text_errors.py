@@ -235,3 +235,21 @@ def test_attribute_pins_that_do_not_fit(value, pin, error):
     with pytest.raises(error) as info:
         print_program(p)
     assert info.value.op == "relu"
+
+
+def test_deeply_nested_regions_are_refused_not_crashed():
+    depth = 1500
+    inner = "%r = stablehlo.negate %a : tensor<8xf32>\nstablehlo.return %r : tensor<8xf32>"
+    for k in range(depth):
+        inner = (f'%c{k} = "stablehlo.case"(%i) ({{\n' + inner + "\n}) : (tensor<i32>) -> tensor<8xf32>\n"
+                 f"stablehlo.return %c{k} : tensor<8xf32>")
+    text = ("module {\n func.func @main(%a: tensor<8xf32>, %i: tensor<i32>) -> tensor<8xf32> {\n"
+            '  %top = "stablehlo.case"(%i) ({\n' + inner + "\n}) : (tensor<i32>) -> tensor<8xf32>\n"
+            "  return %top : tensor<8xf32>\n }\n}\n")
+    try:
+        program = parse(text)
+    except IRError as e:
+        assert "nested too deeply" in str(e)
+        return
+    assert sum(1 for _ in program.walk()) == 2 * depth + 4
+    print_program(program)  # if it imported, it prints (an IRError here fails the test loudly)

@@ -43,7 +43,10 @@ def parse(text: str, strict_ops: bool = True) -> Program:
     strict_ops: reject ops that are in no registered dialect and have no rule in the registry.
     """
     module = parse_module(text)
-    return import_module(module, source=text, strict_ops=strict_ops)
+    try:
+        return import_module(module, source=text, strict_ops=strict_ops)
+    except RecursionError:  # regions nested thousands deep: refuse rather than crash
+        raise IRError("regions are nested too deeply to import") from None
 
 
 def load(path: str | os.PathLike, strict_ops: bool = True) -> Program:

@@ -38,7 +38,10 @@ def print_program(program: Program, generic: bool = False, locations: bool = Fal
 def to_mlir_module(program: Program, locations: bool = False):
     """A jaxlib MLIR module of the program, verified by MLIR (ops carry their locations if asked)."""
     writer = _Writer(program, locations)
-    text = writer.module()
+    try:
+        text = writer.module()
+    except RecursionError:
+        raise IRError("regions are nested too deeply to print") from None
     try:
         return parse_module(text)
     except IRError as e:
