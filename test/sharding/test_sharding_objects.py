@@ -101,3 +101,12 @@ def test_numpy_integers_are_integers_and_bools_floats_are_not():
         verify(s, mesh, "4x3")
     with pytest.raises(ShardingError):
         DimSharding(["x"], priority=1.0)
+
+
+def test_copy_deepcopy_and_pickle_keep_the_value():
+    import copy
+    import pickle
+    s = parse_sharding('<mesh<["x"=2, "y"=2], device_ids=[3, 2, 1, 0]>, [{"x", ?}p1], unreduced_max={"y"}>')
+    for clone in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert clone == s and hash(clone) == hash(s) and clone.reduce_type("y") == "max"
+    assert copy.deepcopy(MESH) == MESH and pickle.loads(pickle.dumps(s.dims[0])) == s.dims[0]

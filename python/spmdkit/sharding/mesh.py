@@ -99,6 +99,9 @@ class Mesh:
     def __setattr__(self, key, value):
         raise AttributeError("Mesh is immutable")
 
+    def __reduce__(self):  # copy/pickle rebuild through __init__ (setattr is closed)
+        return (Mesh, (self._axes, self._device_ids))
+
     @property
     def axes(self) -> tuple[MeshAxis, ...]:
         return self._axes

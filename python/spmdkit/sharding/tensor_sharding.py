@@ -40,6 +40,9 @@ class DimSharding:
     def __setattr__(self, key, value):
         raise AttributeError("DimSharding is immutable")
 
+    def __reduce__(self):  # copy/pickle rebuild through __init__ (setattr is closed)
+        return (DimSharding, (self.axes, self.is_closed, self.priority))
+
     @property
     def is_open(self) -> bool:
         return not self.is_closed
@@ -142,6 +145,9 @@ class TensorSharding:
 
     def __setattr__(self, key, value):
         raise AttributeError("TensorSharding is immutable")
+
+    def __reduce__(self):  # copy/pickle rebuild through __init__ (setattr is closed)
+        return (TensorSharding, (self.mesh, self.dims, self._replicated, self.unreduced, self.reduce_types))
 
     # -- basic properties ----------------------------------------------------------------
     @property
