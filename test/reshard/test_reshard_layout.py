@@ -65,8 +65,8 @@ def test_bad_shape_and_rank():
         plan_reshard(MESH, 8, a, a)
     with pytest.raises(ReshardError, match="has 2 dims but the shape"):
         plan_reshard(MESH, (8,), a, a)
-    with pytest.raises(ReshardError, match="must be a Layout"):
-        plan_reshard(MESH, (8, 8), '[{}, {}]', a)
+    with pytest.raises(ReshardError, match="cannot read a sharding from 3"):
+        plan_reshard(MESH, (8, 8), 3, a)
 
 
 def test_sub_axes_in_layouts_are_planned_and_proven():
@@ -149,3 +149,13 @@ def test_inter_node_axes_from_devices_per_node():
     assert CostModel.make(devices_per_node=16).link(mesh, "x") == cost.intra
     with pytest.raises(ReshardError, match="devices_per_node"):
         CostModel.make(devices_per_node=0)
+
+
+def test_plan_reshard_takes_any_sharding_form():
+    sharding = pytest.importorskip("spmdkit.sharding")
+    mesh = sharding.Mesh({"x": 2, "y": 4})
+    src = sharding.parse_sharding('#sdy.sharding<@mesh, [{}, {}], unreduced={"y"}>')
+    by_objects = plan_reshard(mesh, (8, 8), src, '[{"y"}, {}]')
+    by_layouts = plan_reshard(MeshSpec.make("x=2,y=4"), (8, 8), parse_layout('[{}, {}] unreduced={"y"}', "x=2,y=4"),
+                              Layout.make("x=2,y=4", [("y",), ()]))
+    assert by_objects.steps == by_layouts.steps and by_objects.collective_counts()["reduce_scatter"] == 1

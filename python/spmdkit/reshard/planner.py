@@ -12,6 +12,7 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .adapt import as_layout, as_mesh
 from .cost import DEFAULT_COST_MODEL, CostModel
 from .layout import Layout, MeshSpec, ReshardError, check_divisible
 from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves, with_pairs
@@ -67,26 +68,25 @@ MAX_FACTOR_AXES = 4   # cut axes into prime factors only while the finer mesh ha
 
 
 def _check_request(mesh, shape, source, target, itemsize):
-    mesh = MeshSpec.make(mesh)
+    """Validated (MeshSpec, shape tuple, source Layout, target Layout); shardings may be given in
+    any form `as_layout` reads (Layout, TensorSharding, Shardy text, placements)."""
+    mesh = as_mesh(mesh)
     if not isinstance(itemsize, int) or isinstance(itemsize, bool) or itemsize < 1:
         raise ReshardError(f"itemsize must be an integer >= 1, not {itemsize!r}")
     if isinstance(shape, (int, str)) or shape is None:
         raise ReshardError(f"shape must be a sequence of dim sizes, not {shape!r}")
     shape = tuple(shape)
-    for which, layout in (("source", source), ("target", target)):
-        if not isinstance(layout, Layout):
-            raise ReshardError(f"{which} must be a Layout (see spmdkit.reshard.as_layout), not {type(layout).__name__}")
-        # re-make to validate names against this mesh and normalise size-1 axes
-        again = Layout.make(mesh, layout.dims, layout.partial, layout.reduce if layout.partial else None)
-        if again != layout:
-            raise ReshardError(f"{which} layout {layout} is not in normal form for mesh {mesh}; build it with Layout.make")
+    layouts = []
+    for layout in (source, target):
+        layout = as_layout(layout, mesh, rank=len(shape))   # re-made: names checked, normal form
         check_divisible(mesh, layout, shape)
-    return mesh, shape
+        layouts.append(layout)
+    return mesh, shape, layouts[0], layouts[1]
 
 
 def _prepare(mesh, shape, source, target, itemsize, sub_axes):
     """Validates the request and moves it onto the mesh of factors the search runs on."""
-    mesh, shape = _check_request(mesh, shape, source, target, itemsize)
+    mesh, shape, source, target = _check_request(mesh, shape, source, target, itemsize)
     if sub_axes not in (None, True, False):
         raise ReshardError(f"sub_axes must be None (automatic), True or False, not {sub_axes!r}")
     full = sub_axes if sub_axes is not None else sum(len(_primes(n)) for _, n in mesh.axes) <= MAX_FACTOR_AXES
@@ -94,7 +94,7 @@ def _prepare(mesh, shape, source, target, itemsize, sub_axes):
     return mesh, fine, shape, src, tgt
 
 
-def plan_reshard(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
+def plan_reshard(mesh, shape, source, target, itemsize: int = 4,
                  cost: CostModel = DEFAULT_COST_MODEL, sub_axes: bool | None = None) -> Plan:
     """The cheapest plan; raises ReshardError for bad or impossible requests. `sub_axes`: let
     collectives use factors of an axis (None: when the mesh has at most MAX_FACTOR_AXES prime
