@@ -3,7 +3,7 @@
 Programs draw random meshes, valid shardings (sub-axes, open dims, priorities, replicated and
 unreduced axes), chains of registry ops with attributes of every kind, and the compiler-API ops
 (constraints, groups, barriers, manual computations with a local body, optimization barriers,
-calls to a private function).
+calls to a private function, cases whose branches read outer values).
 """
 import math
 
@@ -150,7 +150,7 @@ def programs(draw):
     for _ in range(draw(st.integers(1, 8))):
         v = draw(st.sampled_from(pool))
         kind = draw(st.sampled_from(["unary", "binary", "generic", "constraint", "group", "barrier", "opt_barrier",
-                                     "manual", "call"]))
+                                     "manual", "call", "case"]))
         if kind == "unary":
             op = Op.create(draw(st.sampled_from(["relu", "exp", "tanh", "stablehlo.negate"])), [v], [v.type])
         elif kind == "binary":
@@ -175,6 +175,15 @@ def programs(draw):
             op = Op.create("stablehlo.optimization_barrier", vs, [x.type for x in vs])
         elif kind == "manual" and v.type.rank >= 1:
             op = manual_computation(draw, mesh, v)
+        elif kind == "case":
+            index = main.body.add_arg(TensorType((), "i32"))
+            branches = []
+            for _ in range(draw(st.integers(1, 3))):
+                block = Block()  # branches read outer values directly (case regions capture)
+                inner = block.append(Op.create(draw(st.sampled_from(["stablehlo.negate", "relu"])), [v], [v.type]))
+                block.append(Op.create("stablehlo.return", [inner.result], []))
+                branches.append(Region([block]))
+            op = Op.create("stablehlo.case", [index], [v.type], regions=branches)
         elif kind == "call" and helper is not None:
             fits = [x for x in pool if x.type == helper.args[0].type]
             if not fits:
