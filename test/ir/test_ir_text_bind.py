@@ -187,3 +187,29 @@ def test_gpt_block_ops_bind_and_infer():
     assert any(b.rule_name == "stablehlo.dot_general" for b in bound)
     for b in bound:
         b.infer_forward(lambda v: mesh_spec(list(v.type.shape), [-1] * v.type.rank))
+
+
+@pytest.mark.skipif(not has_rule("stablehlo.dot_general"),
+                    reason="the jax/stablehlo rule family is not in this build's registry")
+def test_decoded_dimension_numbers_drive_the_rule(program):
+    """batching [0]x[0], contracting [2]x[1]: a split batch stays split, a split contraction is partial."""
+    dot = by_name(program, "stablehlo.dot_general")
+    lhs, rhs = dot.operands
+    call = bind(dot)
+    _, (out,) = call.infer_forward(lambda v: mesh_spec(list(v.type.shape), [0, -1, -1]))
+    assert out.dims_mapping == [0, -1, -1] and not out.partial_status
+    maps = {id(lhs): [-1, -1, 1], id(rhs): [-1, 1, -1]}
+    _, (out,) = call.infer_forward(lambda v: mesh_spec(list(v.type.shape), maps[id(v)]))
+    assert out.dims_mapping == [-1, -1, -1] and list(out.partial_status) == [1]
+
+
+@pytest.mark.skipif(not has_rule("stablehlo.reduce"),
+                    reason="the jax/stablehlo rule family is not in this build's registry")
+def test_decoded_reduce_body_drives_the_rule(program):
+    """reduce max over dim 2 of a tensor split on dim 2: the result is partial under max."""
+    red = by_name(program, "stablehlo.reduce")
+    call = bind(red)
+    assert call.attrs["body"] == "max"
+    _, (out,) = call.infer_forward(lambda v: mesh_spec(list(v.type.shape), [-1, -1, 1] if v.type.rank == 3 else []))
+    assert out.dims_mapping == [-1, -1]
+    assert out.partial_status == {1: "max"}
