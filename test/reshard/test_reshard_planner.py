@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spmdkit.reshard import (AxisLink, CostModel, Layout, MeshSpec, ReshardError, exhaustive_best_cost,
+from spmdkit.reshard import (AxisLink, CostModel, Layout, MeshSpec, exhaustive_best_cost,
                              naive_plan, plan_reshard)
 from spmdkit.reshard.simulate import PlanMismatch, apply_step, prove_plan, source_locals
 

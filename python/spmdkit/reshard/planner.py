@@ -1,9 +1,9 @@
 """The cheapest sequence of steps from one layout to another: Dijkstra over layouts.
 
 Layouts are the nodes, `steps.moves` the edges, the alpha-beta cost of each collective the edge
-weight (ties: fewer collectives, then fewer steps). The state space is small (each mesh axis is
-replicated, partial, or at some position of some dim), so the search is exact; plans are cached
-per (mesh, shape, source, target, itemsize, cost model).
+weight (ties: fewer collectives, then fewer steps). The state space is small (each mesh axis, or
+factor of one on small meshes (subaxes.py), is replicated, partial, or at some position of some
+dim), so the search is exact; plans are cached per request.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .adapt import as_layout, as_mesh
 from .cost import DEFAULT_COST_MODEL, CostModel
 from .layout import Layout, MeshSpec, ReshardError, check_divisible
 from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves, with_pairs
-from .subaxes import _primes, coarse_axes, coarse_text, refine
+from .subaxes import prime_factors, coarse_axes, coarse_text, refine
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ class Plan:
             lines.append("  (no steps: the layouts are the same)")
         for i, s in enumerate(self.steps, 1):
             local = list(s.after.local_shape(self.mesh, self.shape))
-            lines.append(f"  {i}. {s.describe(coarse_axes(s.axes, um)):<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
+            what = s.describe(coarse_axes(s.axes, um))
+            lines.append(f"  {i}. {what:<40} bytes/device {s.bytes:>12.0f}  {s.cost_us:9.3f} us"
                          f"  -> {coarse_text(s.after, um)} local {local}")
         lines.append(f"  total: {len(self.steps)} step(s), {sum(self.collective_counts().values())} collective(s), "
                      f"{self.bytes:.0f} bytes/device, {self.cost_us:.3f} us")
@@ -89,7 +90,7 @@ def _prepare(mesh, shape, source, target, itemsize, sub_axes):
     mesh, shape, source, target = _check_request(mesh, shape, source, target, itemsize)
     if sub_axes not in (None, True, False):
         raise ReshardError(f"sub_axes must be None (automatic), True or False, not {sub_axes!r}")
-    full = sub_axes if sub_axes is not None else sum(len(_primes(n)) for _, n in mesh.axes) <= MAX_FACTOR_AXES
+    full = sub_axes if sub_axes is not None else sum(len(prime_factors(n)) for _, n in mesh.axes) <= MAX_FACTOR_AXES
     fine, (src, tgt) = refine(mesh, (source, target), full)
     return mesh, fine, shape, src, tgt
 
@@ -209,10 +210,3 @@ def exhaustive_best_cost(mesh, shape, source: Layout, target: Layout, itemsize: 
                     nxt[s.after] = c + s.cost_us
         dist = nxt
     return dist.get(target)
-
-
-def plan_bytes_per_collective(plan: Plan) -> list[tuple[str, float]]:
-    return [(s.describe(), s.bytes) for s in plan.steps if s.kind in COLLECTIVE_KINDS]
-
-
-__all__ = ["Plan", "plan_reshard", "naive_plan", "exhaustive_best_cost", "local_bytes"]

@@ -29,7 +29,7 @@ def sub_name(parent: str, pre: int, size: int, parent_size: int) -> str:
     return parent if pre == 1 and size == parent_size else f"{parent}:({pre}){size}"
 
 
-def _primes(n: int) -> list[int]:
+def prime_factors(n: int) -> list[int]:
     out, p = [], 2
     while p * p <= n:
         while n % p == 0:
@@ -61,7 +61,7 @@ def refine(mesh: MeshSpec, layouts, full: bool):
                 raise ReshardError(f"sub-axes of '{p}' do not nest: cuts at {chain} (each must divide the next)")
         out = []
         for lo, hi in zip(chain, chain[1:]):
-            factors = _primes(hi // lo) if full else [hi // lo]
+            factors = prime_factors(hi // lo) if full else [hi // lo]
             pre = lo
             for f in factors:
                 out.append((pre, f))
