@@ -6,6 +6,19 @@ verified module into the IR: `sdy.mesh` ops become `Program.meshes`, `func.func`
 are converted by `attributes.from_mlir`. An op's `sdy.sharding` (`#sdy.sharding_per_value`)
 becomes its results' shardings. Generic `"paddle.<name>"` ops are registry name `<name>`;
 `"jax.<primitive>"` keep their name. An op in no dialect and in no registry is an error.
+
+The compiler API in the IR (the printer writes the same back):
+- func argument / result `sdy.sharding`  -> `Value.sharding` / `Function.result_shardings[i]`
+- op attribute `sdy.sharding` (per value) -> `op.results[i].sharding`
+- `sdy.sharding_constraint`   attrs {"sharding": TensorSharding}; one result
+- `sdy.sharding_group`        attrs {"group_id": int}; no result
+- `sdy.propagation_barrier`   attrs {"allowed_direction": "NONE" | "FORWARD" | "BACKWARD"}
+                              (Shardy's verifier rejects "BOTH")
+- `sdy.manual_computation`    attrs {"in_shardings": [TensorSharding], "out_shardings": [...],
+                              "manual_axes": [axis name]}; one region on local shapes, `sdy.return`
+- `stablehlo.while` (regions cond, body), `stablehlo.case` (a region per branch),
+  `stablehlo.optimization_barrier`; `func.call` attrs {"callee": function name}
+- terminators `func.return`, `stablehlo.return`, `sdy.return`
 """
 from __future__ import annotations
 
