@@ -253,3 +253,26 @@ def test_deeply_nested_regions_are_refused_not_crashed():
         return
     assert sum(1 for _ in program.walk()) == 2 * depth + 4
     print_program(program)  # if it imported, it prints (an IRError here fails the test loudly)
+
+
+def test_every_sharding_place_is_checked_before_mlir():
+    closed = lambda *a: DimSharding(list(a))
+    p = one_op_program(None)
+    p.main.args[0].sharding = TensorSharding("m", [closed("x")])
+    with pytest.raises(ShardingRankError) as info:
+        print_program(p)
+    assert (info.value.op, info.value.value) == ("func.func @main", "argument 0")
+    p = one_op_program(None)
+    p.main.result_shardings = [TensorSharding("gone", [closed(), closed()])]
+    with pytest.raises(UnknownMeshError) as info:
+        print_program(p)
+    assert (info.value.op, info.value.value) == ("func.func @main", "result 0")
+    p = one_op_program(None, op_name="sdy.sharding_constraint",
+                       attrs={"sharding": TensorSharding("m", [closed("w"), closed()])})
+    with pytest.raises(UnknownAxisError) as info:
+        print_program(p)
+    assert (info.value.op, info.value.value) == ("sdy.sharding_constraint", "attribute sharding")
+    p = one_op_program(None)
+    p.meshes["bad"] = "not a mesh"
+    with pytest.raises(IRError, match="bad"):
+        print_program(p)
