@@ -7,12 +7,17 @@ or takes a numpy array as is (programs built in Python may hold one).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .attributes import MLIRAttr
 from .errors import AttributeConversionError
 from .mlir_context import ir, shared_context
 from .types import TensorType, element_type
+
+
+_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*)">')
 
 
 def dense_attr(array) -> MLIRAttr:
@@ -32,19 +37,38 @@ def dense_attr(array) -> MLIRAttr:
 
 def dense_value(value, t: TensorType, dtype) -> np.ndarray:
     """The numpy array of a `value` attribute (MLIRAttr text or an array) of type `t`."""
-    if isinstance(value, MLIRAttr):
+    raw = _HEX.match(value.text) if isinstance(value, MLIRAttr) else None
+    if raw is not None:  # MLIR's raw form (ours, and MLIR's own for large data): read the bytes directly
+        data = np.frombuffer(bytes.fromhex(raw.group(1)), dtype=np.dtype(dtype).newbyteorder("<"))
+        if data.size == 1:
+            data = np.full(t.shape, data[0], dtype=dtype)
+    elif isinstance(value, MLIRAttr):
         with shared_context():
             try:
                 attr = ir.DenseElementsAttr(ir.Attribute.parse(value.text))
-                data = np.array(attr)
-            except Exception as e:  # MLIR's bindings cannot decode some element types (bf16, fp8)
-                raise AttributeConversionError(f"cannot decode constant {value.text[:60]!r}: {e}") from None
-        if data.dtype == object:
-            raise AttributeConversionError(f"cannot decode constant {value.text[:60]!r} of type {t}")
-        if data.size == 1 and attr.is_splat:
-            data = np.full(t.shape, data.reshape(-1)[0])
+            except Exception as e:
+                raise AttributeConversionError(f"constant {value.text[:60]!r} is not a dense attribute: {e}") from None
+            if attr.is_splat:  # also the way to read bf16/fp8 scalars, which have no numpy buffer form
+                data = np.full(t.shape, _scalar(attr.get_splat_value()), dtype=dtype)
+            else:
+                try:
+                    data = np.array(attr)
+                except Exception:  # the bindings raise plain exceptions for unsupported buffers
+                    data = None
+                if data is None or data.dtype == object:  # MLIR's bindings have no buffer for bf16/fp8
+                    raise AttributeConversionError(f"cannot decode the non-splat constant {value.text[:60]!r} of "
+                                                   f"type {t}: MLIR's Python bindings cannot read its element type")
     else:
         data = np.asarray(value)
     if data.size != int(np.prod(t.shape, dtype=np.int64)):
         raise AttributeConversionError(f"constant has {data.size} elements, its type {t} has {int(np.prod(t.shape))}")
     return data.astype(dtype).reshape(t.shape)
+
+
+def _scalar(attr):
+    for cls in (ir.FloatAttr, ir.IntegerAttr, ir.BoolAttr):
+        try:
+            return cls(attr).value
+        except (ValueError, TypeError):
+            continue
+    raise AttributeConversionError(f"cannot read the splat value {attr}")

@@ -7,7 +7,9 @@
   function body never reads a value defined outside it.
 - `jit`/`pjit`/`closed_call`/`remat` bodies and `custom_jvp_call`/`custom_vjp_call` primal bodies
   become private functions called with `func.call` (attribute `callee`: the function's name); one
-  function per distinct jaxpr. `inline_calls=True` inlines them instead. (A custom derivative
+  function per distinct jaxpr (and jit shardings). A jit's named in/out shardings become the
+  callee's argument/result shardings. `inline_calls=True` inlines the bodies instead (and drops
+  the jit shardings). (A custom derivative
   rule is not imported: differentiate before importing, as `train_step` does.)
 - `shard_map` becomes `sdy.manual_computation` (in/out shardings from the specs, the manual axes
   implicit in a spec listed as explicitly replicated, body on local shapes, `sdy.return`).
@@ -31,7 +33,7 @@ from .errors import IRError
 from .jax_params import ParamError, attrs_from_params, jax_mesh_axes, remember_primitive
 from .types import TensorType, element_type
 
-CALL_PRIMITIVES = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint",
+CALL_PRIMITIVES = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "remat2", "checkpoint",
                              "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
 
 
@@ -76,7 +78,7 @@ class _Importer:
     def __init__(self, program: Program, inline_calls: bool):
         self.program = program
         self.inline_calls = inline_calls
-        self.functions: dict[int, str] = {}  # id(jaxpr) -> function name
+        self.functions: dict[tuple, str] = {}  # (id(jaxpr), arg and result shardings) -> function name
 
     def function(self, closed, name: str, visibility: Optional[str]) -> Function:
         jaxpr, consts = _open(closed)
@@ -161,11 +163,16 @@ class _Importer:
             self._bind_consts(block, jaxpr.constvars, consts, env)
             self.lower(block, jaxpr, env, here)
             return [self.read(block, env, v, here) for v in jaxpr.outvars]
-        key = id(jaxpr)
+        arg_sh = self._jit_shardings(params.get("in_shardings"), [v.aval for v in jaxpr.invars])
+        res_sh = self._jit_shardings(params.get("out_shardings"), [v.aval for v in jaxpr.outvars])
+        key = (id(jaxpr), tuple(map(str, arg_sh)), tuple(map(str, res_sh)))
         if key not in self.functions:
             name = self._fresh_name(str(params.get("name") or eqn.primitive.name))
             self.functions[key] = name
-            self.function(sub, name, visibility="private")
+            fn = self.function(sub, name, visibility="private")
+            for value, s in zip(fn.args, arg_sh):
+                value.sharding = s
+            fn.result_shardings = list(res_sh)
         callee = self.program.functions[self.functions[key]]
         op = Op.create("func.call", operands, list(callee.result_types), {"callee": callee.name},
                        location=_location(eqn, here))
@@ -242,6 +249,19 @@ class _Importer:
         op = Op.create("sdy.sharding_constraint", operands, result_types, {"sharding": sharding},
                        location=_location(eqn, here))
         return block.append(op).results
+
+    def _jit_shardings(self, shardings, avals) -> list:
+        """A jit's in/out shardings as TensorShardings (None where unspecified or not named)."""
+        from jax.sharding import NamedSharding
+        out = []
+        for i, aval in enumerate(avals):
+            s = shardings[i] if shardings is not None and i < len(shardings) else None
+            if isinstance(s, NamedSharding):
+                mesh_name = self.mesh_name(s.mesh)
+                out.append(spec_to_sharding(mesh_name, self.program.meshes[mesh_name], s.spec, len(aval.shape)))
+            else:
+                out.append(None)
+        return out
 
     # -- names ---------------------------------------------------------------------------------
     def _fresh_name(self, base: str) -> str:
