@@ -1,50 +1,49 @@
 """Tokens of Shardy's sharding/mesh text, each with its offset so errors can name the column."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from typing import NamedTuple
 
 from .errors import ShardingParseError
 
-PUNCT = set("<>[]{}(),=?:@")
 
-
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     kind: str     # "punct", "string", "int", "ident", "end"
     value: object
     offset: int
+
+
+_TOKEN = re.compile(r"""
+    (?P<skip>\s+|//[^\n]*)
+  | (?P<punct>[<>\[\]{}(),=?:@])
+  | (?P<plain>"[^"\\\n]*")
+  | (?P<int>-?[0-9]+)
+  | (?P<ident>[A-Za-z_#][A-Za-z0-9_.$]*)
+""", re.VERBOSE)
 
 
 def tokenize(text: str) -> list[Token]:
     if not isinstance(text, str):
         raise TypeError(f"sharding text must be a str, got {type(text).__name__}")
     out, i, n = [], 0, len(text)
+    match = _TOKEN.match
     while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif c == "/" and text.startswith("//", i):  # MLIR line comment
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c in PUNCT:
-            out.append(Token("punct", c, i))
-            i += 1
-        elif c == '"':
-            i = _string(text, i, out)
-        elif c.isdigit() or (c == "-" and i + 1 < n and text[i + 1].isdigit()):
-            j = i + 1
-            while j < n and text[j].isdigit():
-                j += 1
-            out.append(Token("int", int(text[i:j]), i))
-            i = j
-        elif c.isalpha() or c in "_#":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "_.$"):
-                j += 1
-            out.append(Token("ident", text[i:j], i))
-            i = j
-        else:
-            raise ShardingParseError(f"unexpected character {c!r}", text, i)
+        m = match(text, i)
+        if m is None:
+            if text[i] == '"':  # a string with escapes, or an unterminated one
+                i = _string(text, i, out)
+                continue
+            raise ShardingParseError(f"unexpected character {text[i]!r}", text, i)
+        kind = m.lastgroup
+        if kind == "punct":
+            out.append(Token("punct", m.group(), i))
+        elif kind == "plain":
+            out.append(Token("string", m.group()[1:-1], i))
+        elif kind == "int":
+            out.append(Token("int", int(m.group()), i))
+        elif kind == "ident":
+            out.append(Token("ident", m.group(), i))
+        i = m.end()
     out.append(Token("end", None, n))
     return out
 
