@@ -255,7 +255,7 @@ def from_mlir(attr) -> tuple[Any, Optional[str]]:
     if kind is ir.StringAttr:
         try:
             return a.value, None
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, RuntimeError):  # bytes that are not UTF-8: keep the exact text
             return MLIRAttr(str(a)), None
     if kind is ir.FlatSymbolRefAttr:
         return a.value, "symbol"
