@@ -1,0 +1,43 @@
+"""`python -m spmdkit.sharding`: forms of a good sharding, the error of a bad one."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spmdkit.sharding.command import main
+
+MESHES = 'sdy.mesh @m = <["x"=2, "y"=4]>; sdy.mesh @n = <["a"=8]>'
+
+
+def test_a_good_sharding_shows_every_form(capsys):
+    assert main([MESHES, '#sdy.sharding<@m, [{"x"}, {"y"}], unreduced={}>', "--shape", "8x8"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ['sharding:     #sdy.sharding<@m, [{"x"}, {"y"}]>', "local shape:  4x2",
+                   "dims_mapping: [[0], [1]]", "placements:   [Shard(0), Shard(1)]"]
+
+
+def test_forms_that_cannot_say_it_say_why(capsys):
+    assert main([MESHES, '<@n, [{"a":(1)2}, {"a":(2)4}]>', "--name", "w"]) == 0
+    out = capsys.readouterr().out
+    assert "dims_mapping: none (tensor 'w', dim 0, axis \"a\":(1)2: a sub-axis" in out
+    assert "placements:   none" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    ([MESHES, '<@m, [{"x"}, {"x"}]>', "--shape", "8x8"], "used twice"),
+    ([MESHES, '<@q, []>'], "unknown mesh @q"),
+    ([MESHES, '<@m, [{"x"}]>', "--shape", "8x8"], "rank 2"),
+    (['sdy.mesh @m = <["x"=0]>', '<@m, []>'], "column 21"),
+])
+def test_bad_input_exits_1_with_the_error(args, words, capsys):
+    assert main(args) == 1
+    assert words in capsys.readouterr().err
+
+
+def test_runs_as_a_module():
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root / "python")}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "local shape:  2" in done.stdout and "Shard(0, shard_order=1), Shard(0, shard_order=0)" in done.stdout
