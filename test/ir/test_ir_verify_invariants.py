@@ -246,3 +246,48 @@ def test_manual_axes_order_property(order, n_manual, data):
     else:
         with pytest.raises(ManualComputationError, match="not sorted"):
             verify_program(program)
+
+
+# -- text from JAX's own lowering ------------------------------------------------------------------
+# jax.jit(f).lower(...).as_text() on this machine (jax 0.10.2) for a shard_map with out_specs=P("a")
+# over manual axes {"a", "b"}: JAX leaves "b" implicitly replicated in out_shardings.
+JAX_SHARD_MAP_TEXT = """
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["a"=2, "b"=2]>
+  func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<8x4xf32>) {
+    %1 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<8x8xf32>
+    %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"a"}, {"b"}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a", "b"} (%arg2: tensor<4x4xf32>) {
+      %3 = "stablehlo.all_reduce"(%arg2) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+      ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
+        %4 = stablehlo.add %arg3, %arg4 : tensor<f32>
+        stablehlo.return %4 : tensor<f32>
+      }) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      sdy.return %3 : tensor<4x4xf32>
+    } : (tensor<8x8xf32>) -> tensor<8x4xf32>
+    return %2 : tensor<8x4xf32>
+  }
+}
+"""
+
+
+def test_jax_lowered_shard_map_needs_the_relaxed_invariant_2():
+    program = parse(JAX_SHARD_MAP_TEXT)
+    with pytest.raises(ManualComputationError, match="manual axis 'b' is neither.*out_shardings\\[0\\]"):
+        verify_program(program)
+    verify_program(program, explicit_manual_replication=False)
+    # the relaxed mode still checks everything else
+    program.main.body.ops[1].attrs["manual_axes"] = ["b", "a"]
+    with pytest.raises(ManualComputationError, match="not sorted"):
+        verify_program(program, explicit_manual_replication=False)
+
+
+def test_jax_lowered_gpt_step_verifies():
+    import jax
+
+    from spmdkit.models import gpt
+    cfg = gpt.GPTConfig()
+    params = gpt.init_params(jax.random.PRNGKey(0), cfg)
+    text = jax.jit(gpt.loss_fn).lower(params, *gpt.example_batch(jax.random.PRNGKey(1), cfg)).as_text()
+    program = parse(text)
+    assert any(op.name == "stablehlo.dot_general" for op in program.walk())
+    verify_program(program)

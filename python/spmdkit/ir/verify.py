@@ -66,11 +66,16 @@ class TerminatorError(IRVerifyError):
     """A block that does not end in its terminator, or a terminator in the middle of a block."""
 
 
-def verify_program(program: Program, check_op_names: bool = True) -> None:
-    """Raise a typed IRVerifyError (naming the op and value) if `program` breaks an invariant."""
+def verify_program(program: Program, check_op_names: bool = True, explicit_manual_replication: bool = True) -> None:
+    """Raise a typed IRVerifyError (naming the op and value) if `program` breaks an invariant.
+
+    explicit_manual_replication: invariant 2 as the seed states it (a manual axis that shards no
+    dim must be listed as replicated). JAX 0.10's own lowering of shard_map leaves it implicit
+    and the Shardy verifier in jaxlib accepts that; pass False to accept such text.
+    """
     if not isinstance(program, Program):
         raise TypeError(f"verify_program: expected a Program, got {type(program).__name__}")
-    _Verifier(program, check_op_names).run()
+    _Verifier(program, check_op_names, explicit_manual_replication).run()
 
 
 @lru_cache(maxsize=1)
@@ -114,9 +119,10 @@ def _label(v: Value, names: dict) -> str:
 
 
 class _Verifier:
-    def __init__(self, program: Program, check_op_names: bool):
+    def __init__(self, program: Program, check_op_names: bool, explicit_manual_replication: bool = True):
         self.program = program
         self.check_op_names = check_op_names
+        self.explicit_manual_replication = explicit_manual_replication
         self.names: dict[int, str] = {}
         self.groups: dict[int, tuple[Value, str]] = {}
 
@@ -300,7 +306,7 @@ class _Verifier:
             dim_axes = {a.name for d in s.dims for a in d.axes}
             explicit = dim_axes | {a.name for a in s.replicated}
             # 2. every manual axis used explicitly: sharding a dim or listed as replicated
-            for a in manual:
+            for a in manual if self.explicit_manual_replication else ():
                 if a not in explicit:
                     raise ManualComputationError(f"manual axis {a!r} is neither in a dim nor explicitly replicated in "
                                                  f"{label} = {s}", op=name, value=label)
