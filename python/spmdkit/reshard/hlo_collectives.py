@@ -17,7 +17,8 @@ _KINDS = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-r
           "all-to-all": "all_to_all", "collective-permute": "collective_permute"}
 _BYTES = {"pred": 1, "s8": 1, "u8": 1, "f16": 2, "bf16": 2, "s16": 2, "u16": 2, "f32": 4, "s32": 4, "u32": 4,
           "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16}
-_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>.+?)\s+(?P<op>[\w\-]+)\((?P<args>[^)]*)\)(?P<rest>.*)$")
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>.+?)\s+"
+                    r"(?P<op>[\w\-]+)\((?P<args>[^)]*)\)(?P<rest>.*)$")
 _ARRAY = re.compile(r"\b(?P<dt>[a-z]+\d*)\[(?P<dims>[\d,]*)\]")
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from .adapt import as_layout, as_mesh
 from .cost import DEFAULT_COST_MODEL, CostModel
 from .layout import Layout, MeshSpec, ReshardError, check_divisible
-from .steps import COLLECTIVE_KINDS, Step, local_bytes, moves, with_pairs
+from .steps import COLLECTIVE_KINDS, Step, moves, with_pairs
 from .subaxes import prime_factors, coarse_axes, coarse_text, refine
 
 
