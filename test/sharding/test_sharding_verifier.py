@@ -210,3 +210,26 @@ def test_verifying_parsed_text_points_at_the_named_axis(case):
             assert text[e.column - 1] == "{"
     else:
         assert is_valid(sharding, {"m": mesh}, shape)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_canonicalize_is_idempotent_and_fixes_valid_shardings(data):
+    """A valid sharding is already canonical; a scrambled one (sets reversed, sub-axes split) gets
+    back to it."""
+    mesh = data.draw(meshes())
+    s = data.draw(valid_shardings(mesh))
+    assert canonicalize(s, mesh) == s and canonicalize(canonicalize(s, mesh), mesh) == s
+
+    def split_all(axes):
+        out = []
+        for a in axes:
+            n = a.size_on(mesh)
+            k = next((f for f in range(2, n) if n % f == 0), None)
+            out += list(a.split(k, mesh)) if k else [a]
+        return out
+
+    from spmdkit.sharding import DimSharding
+    scrambled = TensorSharding(s.mesh, [DimSharding(split_all(d.axes), d.is_closed, d.priority) for d in s.dims],
+                               list(reversed(split_all(s.replicated))), list(reversed(s.unreduced)), s.reduce_types)
+    assert canonicalize(scrambled, mesh) == s
