@@ -276,3 +276,16 @@ def test_every_sharding_place_is_checked_before_mlir():
     p.meshes["bad"] = "not a mesh"
     with pytest.raises(IRError, match="bad"):
         print_program(p)
+
+
+def test_a_sharding_our_representation_refuses_is_reported_at_its_line(monkeypatch):
+    """Shardy's verifier and ours could disagree; then the error still names the op and line."""
+    import spmdkit.ir.attributes as attributes
+    from spmdkit.sharding import ShardingError
+
+    def refuse(text):
+        raise ShardingError(f"refused {text}")
+    monkeypatch.setattr(attributes, "_sharding", refuse)
+    text = body('%0 = sdy.sharding_constraint %a <@m, [{"x"}, {}]> : tensor<8x8xf32>', "return %0 : tensor<8x8xf32>")
+    e = raises(IRVerifyError, text)
+    assert (e.line, e.op, e.value) == (4, "sdy.sharding_constraint", "sharding") and "refused" in str(e)

@@ -26,10 +26,10 @@ import os
 from functools import lru_cache
 from typing import Optional
 
-from ..sharding import parse_mesh
+from ..sharding import ShardingError, parse_mesh
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
 from .core import Block, Function, Op, Program, Region
-from .errors import IRError, UnknownOpError, UnsupportedIRError, location_line_column
+from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 
 PADDLE_PREFIX = "paddle."
@@ -117,7 +117,10 @@ class _Importer:
             operation = op.operation
             if operation.name == "sdy.mesh":
                 mesh_name = ir.StringAttr(operation.attributes["sym_name"]).value
-                program.meshes[mesh_name] = parse_mesh(str(operation.attributes["mesh"]))
+                try:
+                    program.meshes[mesh_name] = parse_mesh(str(operation.attributes["mesh"]))
+                except ShardingError as e:
+                    self.fail(IRVerifyError, f"mesh @{mesh_name}: {e}", operation)
                 extra = {k: _plain(a) for k, a in operation.attributes.items() if k not in ("sym_name", "mesh")}
                 if extra:
                     program.mesh_attrs[mesh_name] = extra
@@ -150,7 +153,7 @@ class _Importer:
         for i, t in enumerate(ftype.results):
             fn.result_types.append(self.tensor_type(t, operation, f"result {i} of @{name}"))
             d = res_attrs[i] if i < len(res_attrs) else {}
-            fn.result_shardings.append(_sharding_of(d))
+            fn.result_shardings.append(self.sharding_of(d, operation, f"result {i}"))
         fn.result_attrs = [_without_sharding(d) for d in res_attrs]
         _trim(fn.arg_attrs)
         _trim(fn.result_attrs)
@@ -163,12 +166,23 @@ class _Importer:
                       operation, value=what)
         return tt
 
+    def convert(self, attr, operation, what: str):
+        """from_mlir, with a sharding our representation refuses reported at its op and line."""
+        try:
+            return from_mlir(attr)
+        except ShardingError as e:
+            self.fail(IRVerifyError, f"{what}: {e}", operation, value=what)
+
+    def sharding_of(self, d: dict, operation, what: str):
+        return self.convert(d["sdy.sharding"], operation, what)[0] if "sdy.sharding" in d else None
+
     # -- blocks and ops --------------------------------------------------------------------
     def block(self, mblock, owner, arg_attrs=None) -> Block:
         block = Block()
         for i, a in enumerate(mblock.arguments):
             d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else {}
-            v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"), sharding=_sharding_of(d))
+            v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"),
+                              sharding=self.sharding_of(d, owner, f"argument {i}"))
             self.values[a] = v
         for op in mblock.operations:
             block.append(self.op(op.operation))
@@ -194,14 +208,14 @@ class _Importer:
         op = Op.create(name, operands, result_types, location=self.location(operation))
         for key, attr in operation.attributes.items():
             if key == "sdy.sharding":
-                value, _ = from_mlir(attr)
+                value, _ = self.convert(attr, operation, key)
                 if not isinstance(value, list) or len(value) != len(op.results):
                     self.fail(IRError, f"sdy.sharding must give one sharding per result ({len(op.results)})",
                               operation)
                 for r, s in zip(op.results, value):
                     r.sharding = s
                 continue
-            value, pin = from_mlir(attr)
+            value, pin = self.convert(attr, operation, key)
             if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
                 value, pin = DIRECTIONS[value], None
             op.attrs[key] = value
@@ -219,13 +233,6 @@ def _dict_list(attrs, key: str) -> list[dict]:
     if key not in attrs:
         return []
     return [{n.name: n.attr for n in ir.DictAttr(d)} for d in ir.ArrayAttr(attrs[key])]
-
-
-def _sharding_of(d: dict):
-    if "sdy.sharding" not in d:
-        return None
-    value, _ = from_mlir(d["sdy.sharding"])
-    return value
 
 
 def _without_sharding(d: dict) -> dict:
