@@ -70,6 +70,12 @@ def test_huge_meshes_are_refused_where_devices_would_be_listed_not_hung_on():
         to_dist_attr(s, huge)
     with pytest.raises(MeshError, match="too many"):
         device_slices(s, (8,), huge)
+    with pytest.raises(MeshError, match="too many"):
+        huge.device_ids
+    from spmdkit.sharding import equivalent
+    with pytest.raises(MeshError, match="too many"):
+        equivalent(s, s, (8,), {"m": huge})
+    assert str(huge) == '<["a"=1000000, "b"=1000000]>' and huge.declaration("h").startswith("sdy.mesh @h")
 
 
 def test_bad_shapes_and_mesh_tables_are_named():

@@ -121,7 +121,12 @@ class Mesh:
     @property
     def device_ids(self) -> tuple[int, ...]:
         """The device ids in row-major order over the axes (the iota when none were given)."""
-        return self._device_ids if self._device_ids is not None else tuple(range(self.size))
+        if self._device_ids is not None:
+            return self._device_ids
+        if self.size > MAX_ENUMERATED_DEVICES:
+            raise MeshError(f"mesh {self} has {self.size} devices, too many to list "
+                            f"(at most {MAX_ENUMERATED_DEVICES})")
+        return tuple(range(self.size))
 
     @property
     def has_explicit_device_ids(self) -> bool:
