@@ -152,3 +152,12 @@ def test_parse_with_meshes_verifies_and_points_at_the_culprit(text, shape, line,
 def test_parse_without_meshes_does_not_verify():
     assert parse_sharding('<@m, [{"x"}, {"x"}]>').rank == 2
     assert parse_sharding('<@m, [{"x"}]>', NAMED, 1).rank == 1
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_column():
+    text = "<@m, [" + ", ".join(['{"x"}'] * 200) + ", {x}]>"
+    with pytest.raises(ShardingParseError) as info:
+        parse_sharding(text)
+    shown, caret = str(info.value).splitlines()[1:]
+    assert len(shown) < 120 and shown.startswith("  ...")
+    assert shown[caret.index("^")] == "x" and info.value.column == text.index("{x}") + 2

@@ -16,8 +16,14 @@ def line_and_column(text: str, offset: int) -> tuple[int, int]:
     return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
-def _caret(text: str, line: int, column: int) -> str:
-    return f"\n  {text.split(chr(10))[line - 1]}\n  {' ' * (column - 1)}^"
+def _caret(text: str, line: int, column: int, width: int = 100) -> str:
+    """The line and a caret under the column; a long line is cut to a window around it."""
+    shown, col = text.split("\n")[line - 1], column - 1
+    if len(shown) > width:
+        start = max(0, min(col - width // 2, len(shown) - width))
+        head, tail = ("..." if start else ""), ("..." if start + width < len(shown) else "")
+        shown, col = head + shown[start:start + width] + tail, col - start + len(head)
+    return f"\n  {shown}\n  {' ' * col}^"
 
 
 class ShardingParseError(ShardingError):
