@@ -12,6 +12,7 @@ from .dist_attr import from_dist_attr, from_process_mesh, to_dist_attr, to_proce
 from .equivalence import equivalent, reduction_groups
 from .errors import (MeshError, ShardingConversionError, ShardingError, ShardingParseError,
                      ShardingVerifyError)
+from .free_axes import free_axes
 from .layout import device_slices
 from .mesh import Mesh, MeshAxis
 from .paddle_placements import from_paddle_placements, to_paddle_placements
@@ -30,7 +31,7 @@ __all__ = [
     "parse_axis_ref", "parse_dim_sharding", "parse_mesh", "parse_mesh_decl", "parse_mesh_table",
     "parse_sharding", "parse_sharding_per_value", "sharding_per_value_text",
     # invariants and layout
-    "verify", "is_valid", "canonicalize", "device_slices", "equivalent", "reduction_groups",
+    "verify", "is_valid", "canonicalize", "device_slices", "equivalent", "reduction_groups", "free_axes",
     # conversions
     "to_dist_attr", "from_dist_attr", "to_process_mesh", "from_process_mesh",
     "Shard", "Replicate", "Partial", "to_placements", "from_placements",
