@@ -1,4 +1,5 @@
 """`python -m spmdkit.sharding`: forms of a good sharding, the error of a bad one."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,7 @@ def test_bad_input_exits_1_with_the_error(args, words, capsys):
 def test_runs_as_a_module():
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"],
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root / "python")}, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root / "python")})
     assert done.returncode == 0, done.stderr
     assert "local shape:  2" in done.stdout and "Shard(0, shard_order=1), Shard(0, shard_order=0)" in done.stdout
