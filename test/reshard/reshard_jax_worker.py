@@ -1,5 +1,5 @@
 """Runs reshard plans with real XLA collectives on 8 virtual CPU devices; prints one JSON line per
-case. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
+case. Arguments: N_RANDOM SEED [check_vma]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
 starts (other test modules in the same pytest process also import JAX)."""
 import json
 import os
@@ -92,6 +92,7 @@ def check_values(plan, jmesh, y, contributions):
 
 def main():
     n_random, seed = int(sys.argv[1]), int(sys.argv[2])
+    check_vma = len(sys.argv) > 3 and sys.argv[3] == "check_vma"   # JAX also checks replication
     auto = jax.sharding.AxisType.Auto
     jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
                "2x4": jax.make_mesh((2, 4), ("x", "y"), axis_types=(auto,) * 2),
@@ -104,14 +105,14 @@ def main():
         data = rng.integers(-8, 9, size=((npart,) if src.partial else ()) + shape).astype(np.float32)
         fm = factor_mesh(jm, plan)   # the plan may use sub-axes: the same devices, finer axes
         x = jax.device_put(data, NamedSharding(fm, partition_spec(plan.source)))
-        f = reshard_function(plan, jm)
+        f = reshard_function(plan, jm, check_vma=check_vma)
         y = f(x)
         hlo = f.lower(x).compile().as_text()
         row = {"mesh": key, "shape": list(shape), "source": str(src), "target": str(tgt),
                "steps": [s.describe() for s in plan.steps], "planned": plan.collective_counts(),
                "compiled": count_collectives(hlo), "values_ok": check_values(plan, fm, y, data),
                "plan_bytes": plan.bytes, "compiled_bytes": collective_bytes(hlo), "xla_auto_bytes": None}
-        if not src.partial and not tgt.partial:  # XLA's own partitioner on the same reshard
+        if not src.partial and not tgt.partial and not check_vma:  # XLA's own partitioner, same reshard
             auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
             ahlo = auto.lower(jax.device_put(data, NamedSharding(jm, partition_spec(src)))).compile().as_text()
             row["xla_auto_bytes"] = collective_bytes(ahlo)

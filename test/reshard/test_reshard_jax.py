@@ -18,16 +18,20 @@ pytest.importorskip("jax")
 WORKER = Path(__file__).with_name("reshard_jax_worker.py")
 
 
-@pytest.fixture(scope="module")
-def rows():
+def _run_worker(*args):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(spmdkit.__file__).resolve().parent.parent),
                                          env.get("PYTHONPATH", "")])
     env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, str(WORKER), "24", "3"], capture_output=True, text=True, env=env,
+    out = subprocess.run([sys.executable, str(WORKER), *args], capture_output=True, text=True, env=env,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rows = _run_worker("24", "3")
     assert len(rows) == 17 + 24
     return rows
 
@@ -71,3 +75,11 @@ def test_groups_of_axes_out_of_mesh_order_ran(rows):
 def test_sub_axis_plans_ran(rows):
     """Plans that cut an axis into factors ran too (e.g. [{"x"}, {"y"}] -> [{"y"}, {"x"}], 2x4)."""
     assert any(":(" in step for r in rows for step in r["steps"])
+
+
+def test_plans_pass_jax_replication_checks():
+    """With check_vma=True JAX checks that each result varies over exactly the axes its layout
+    shards it over (all_gather must say its result is replicated: to="invarying")."""
+    rows = _run_worker("6", "11", "check_vma")
+    assert len(rows) == 17 + 6
+    assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)

@@ -54,7 +54,7 @@ def apply_plan(plan: Plan, x):
         a = s.axes if len(s.axes) > 1 else s.axes[0]    # a tuple of axes is one collective group
         n = math.prod(plan.mesh.size(ax) for ax in s.axes)
         if s.kind == "all_gather":
-            x = jax.lax.all_gather(x, a, axis=s.dim, tiled=True)
+            x = jax.lax.all_gather(x, a, axis=s.dim, tiled=True, to="invarying")   # replicated over a now (check_vma)
         elif s.kind == "reduce_scatter":
             x = jax.lax.psum_scatter(x, a, scatter_dimension=s.dim, tiled=True)
             if reduce == "avg":
@@ -102,9 +102,10 @@ def factor_mesh(mesh, plan: Plan):
                              axis_types=(AxisType.Auto,) * len(plan.mesh.axes))
 
 
-def reshard_function(plan: Plan, mesh):
+def reshard_function(plan: Plan, mesh, check_vma: bool = False):
     """A jitted global -> global function running `plan` on the jax.sharding.Mesh `mesh` (its
-    axis types Auto, so that arrays laid out over `mesh` are taken as they are)."""
+    axis types Auto, so that arrays laid out over `mesh` are taken as they are). With
+    `check_vma=True` JAX also checks that each value varies over exactly the axes it should."""
     import jax
     src, tgt = plan.source, plan.target
     fine = factor_mesh(mesh, plan)
@@ -116,4 +117,4 @@ def reshard_function(plan: Plan, mesh):
         return y[None] if tgt.partial else y
 
     return jax.jit(jax.shard_map(body, mesh=fine, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
-                                 check_vma=False))
+                                 check_vma=check_vma))
