@@ -291,3 +291,19 @@ def test_jax_lowered_gpt_step_verifies():
     program = parse(text)
     assert any(op.name == "stablehlo.dot_general" for op in program.walk())
     verify_program(program)
+
+
+def test_sharding_group_cannot_cross_a_manual_boundary():
+    pb = ProgramBuilder()
+    pb.mesh("m", {"x": 2})
+    f = pb.function()
+    a = f.arg((4, 4))
+    s = '<@m, [{}, {}], replicated={"x"}>'  # local shape == global shape, so only the boundary differs
+    f.sharding_group(a, 1)
+
+    def body(bb, t):
+        bb.sharding_group(t, 1)
+        return [t]
+    (r,) = f.manual_computation([a], [s], [s], ["x"], body)
+    f.ret(r)
+    _raises(pb.program, ShardingGroupError, "inside manual axes \\['x'\\].*inside \\[\\]", op="sdy.sharding_group")

@@ -22,7 +22,8 @@ from .errors import IRError
 from .jax_params import ParamError, params_from_attrs, primitive
 from .types import TensorType, element_type
 
-IDENTITY_OPS = frozenset({"sdy.sharding_constraint", "sdy.propagation_barrier", "stablehlo.optimization_barrier"})
+IDENTITY_OPS = frozenset({"sdy.sharding_constraint", "sdy.propagation_barrier", "sdy.reshard",
+                          "stablehlo.optimization_barrier"})
 RETURN_OPS = frozenset({"func.return", "sdy.return", "stablehlo.return", "return"})
 
 

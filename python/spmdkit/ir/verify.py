@@ -12,7 +12,7 @@ Checked:
   used explicitly in every in/out sharding; free axes minor to manual axes within a dim; the body's
   argument and result types are the local shapes) and nested ones use disjoint manual axes;
 - `sdy.sharding_group`: one operand, no result, a non-negative int id; members of a group have
-  one shape;
+  one shape and sit under the same manual axes (no group crosses a manual computation boundary);
 - `sdy.propagation_barrier`: a direction among NONE, FORWARD, BACKWARD, BOTH;
 - data-flow ops tie results to operands: `sdy.sharding_constraint`, `sdy.propagation_barrier`,
   `stablehlo.optimization_barrier`, `stablehlo.while` (and its regions), `stablehlo.case` (each
@@ -225,7 +225,7 @@ class _Verifier:
                 raise BarrierDirectionError(f"allowed_direction must be one of {', '.join(DIRECTIONS)}, got {d!r}",
                                             op=name, value=self.v(op.operands[0]) if op.operands else None)
         elif name == "sdy.sharding_group":
-            self.sharding_group(op)
+            self.sharding_group(op, manual)
         elif name == "sdy.manual_computation":
             self.manual_computation(op, manual, where)
             return
@@ -248,7 +248,7 @@ class _Verifier:
                                     f"{[str(t) for t in want]}", op=op.name,
                                     value=self.v(op.results[0]) if op.results else None)
 
-    def sharding_group(self, op: Op) -> None:
+    def sharding_group(self, op: Op, manual: frozenset) -> None:
         gid = op.attrs.get("group_id")
         if isinstance(gid, bool) or not isinstance(gid, int) or gid < 0:
             raise ShardingGroupError(f"group_id must be a non-negative integer, got {gid!r}", op=op.name)
@@ -257,13 +257,17 @@ class _Verifier:
                                      f"{len(op.results)} results", op=op.name)
         v = op.operands[0]
         if gid in self.groups:
-            first, label = self.groups[gid]
+            first, label, first_manual = self.groups[gid]
             if first.type.shape != v.type.shape:
                 raise ShardingGroupError(f"group {gid}: {self.v(v)} has shape {list(v.type.shape)}, but group member "
                                          f"{label} has shape {list(first.type.shape)}; they cannot share a sharding",
                                          op=op.name, value=self.v(v))
+            if first_manual != manual:  # a local and a global view of a tensor cannot share one sharding
+                raise ShardingGroupError(f"group {gid}: {self.v(v)} is inside manual axes {sorted(manual)}, group "
+                                         f"member {label} inside {sorted(first_manual)}; a group cannot cross a "
+                                         f"manual computation boundary", op=op.name, value=self.v(v))
         else:
-            self.groups[gid] = (v, self.v(v))
+            self.groups[gid] = (v, self.v(v), manual)
 
     def manual_computation(self, op: Op, outer_manual: frozenset, where: str) -> None:
         name = op.name
