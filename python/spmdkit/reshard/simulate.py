@@ -101,19 +101,26 @@ def run_plan(plan: Plan, x: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
     return x
 
 
-def prove_plan(plan: Plan, seed: int = 0) -> None:
-    """Runs `plan` on a random tensor; raises PlanMismatch naming the first wrong device."""
-    mesh, target = plan.mesh, plan.target
+def prove_plan(plan: Plan, seed: int = 0, every_step: bool = False) -> None:
+    """Runs `plan` on a random tensor; raises PlanMismatch naming the first wrong device. With
+    `every_step`, the layout after each step is checked too, not only the target."""
+    mesh = plan.mesh
     rng = np.random.default_rng(seed)
     x, value = source_locals(mesh, plan.source, plan.shape, rng)
-    y = run_plan(plan, x)
+    for i, s in enumerate(plan.steps):
+        x = apply_step(mesh, s, x)
+        if every_step:
+            _check(mesh, s.after, x, value, f"after step {i + 1} {s.describe()}")
+    _check(mesh, plan.target, x, value, f"plan {[s.describe() for s in plan.steps]}")
+
+
+def _check(mesh: MeshSpec, layout: Layout, y, value, where: str) -> None:
     for dev in range(mesh.num_devices):
         c = mesh.coords(dev)
-        want = shard_of(value, mesh, target, c)
-        if target.partial:
-            got = _REDUCE[target.reduce](np.stack([y[g] for g in _group(mesh, dev, target.partial)]), axis=0)
+        want = shard_of(value, mesh, layout, c)
+        if layout.partial:
+            got = _REDUCE[layout.reduce](np.stack([y[g] for g in _group(mesh, dev, layout.partial)]), axis=0)
         else:
             got = y[dev]
         if got.shape != want.shape or not np.allclose(got, want):
-            raise PlanMismatch(f"device {dev} {c}: plan {[s.describe() for s in plan.steps]} gives shape "
-                               f"{got.shape}, want {want.shape} of {target}")
+            raise PlanMismatch(f"device {dev} {c}, {where}: got shape {got.shape}, want {want.shape} of {layout}")
