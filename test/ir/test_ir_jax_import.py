@@ -259,3 +259,12 @@ def test_tracing_failure_is_a_typed_error():
         import_jax(lambda a, b: a @ b, jnp.ones((2, 3)), jnp.ones((4, 5)))
     with pytest.raises(TypeError, match="callable"):
         import_jax(42, jnp.ones(2))
+
+
+def test_gpt_train_step_prints_and_parses_to_a_fixed_point(train_program):
+    text = print_program(train_program)
+    again = parse(text, strict_ops=False)
+    assert print_program(again) == text
+    assert [op.name for op in again.walk()] == [op.name for op in train_program.walk()]
+    assert list(again.functions) == list(train_program.functions)
+    verify_program(again)
