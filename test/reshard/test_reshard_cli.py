@@ -49,3 +49,14 @@ def test_errors_name_the_value(argv, word, capsys):
         run(argv)
     assert main(["reshard", *argv]) == 2
     assert word in capsys.readouterr().err
+
+
+def test_sub_axes_switch(capsys):
+    argv = ["--mesh", "x=2,y=4", "--shape", "8,16", '[{"x"}, {"y"}]', '[{"y"}, {"x"}]']
+    run(argv)
+    fine = capsys.readouterr().out
+    run(argv + ["--sub-axes", "off"])
+    coarse = capsys.readouterr().out
+    assert '"y":(2)2' in fine and ":(" not in coarse
+    bytes_of = lambda out: float(re.search(r"total: .* (\d+) bytes/device", out).group(1))  # noqa: E731
+    assert bytes_of(fine) < bytes_of(coarse)

@@ -219,3 +219,18 @@ def test_make_partial_idempotent_types_keep_every_rank(reduce):
     y = apply_step(plan.mesh, plan.steps[0], x)
     assert all(np.array_equal(x[d], y[d]) for d in x)
     prove_plan(plan)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(max_axes=3, max_rank=3), st.integers(0, 2 ** 16))
+def test_every_move_does_what_it_claims(req, seed):
+    """Not only the chosen ones: each move the search may take, run alone on the simulator, leaves
+    every device holding its shard of the layout the move claims to reach."""
+    from spmdkit.reshard.planner import Plan, _prepare
+    from spmdkit.reshard.steps import moves, with_pairs
+    mesh, shape, src, tgt = req
+    _, fine, shape, fsrc, ftgt = _prepare(mesh, shape, src, tgt, 4, None)
+    for step in moves(fine, fsrc, shape, 4, CostModel(), ftgt.partial, ftgt.reduce):
+        step = with_pairs(fine, step)
+        assert step.cost_us >= 0 and step.bytes >= 0
+        prove_plan(Plan(fine, shape, 4, fsrc, step.after, (step,)), seed)
