@@ -2,8 +2,6 @@
 verified and (where it computes) evaluated; local shapes of manual computations by property."""
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings

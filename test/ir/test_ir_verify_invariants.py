@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spmdkit.ir import (Block, IRVerifyError, Op, ProgramBuilder, Region, ShardingRankError, TensorType,
+from spmdkit.ir import (IRVerifyError, Op, ProgramBuilder, ShardingRankError, TensorType,
                         UnknownAxisError, UnknownMeshError, UnknownOpError, parse, verify_program)
 from spmdkit.ir.verify import (BarrierDirectionError, DataFlowTypeError, InvalidShardingError,
                                ManualComputationError, ShardingGroupError, TerminatorError, UndefinedValueError)
-from spmdkit.sharding import DimSharding, Mesh, TensorSharding, parse_sharding
+from spmdkit.sharding import DimSharding, TensorSharding, parse_sharding
 
 
 def sh(text: str) -> TensorSharding:
