@@ -196,6 +196,13 @@ def test_shard_map_evaluates_on_four_devices(tmp_path):
         x = jnp.arange(64.0).reshape(8, 8)
         program = parse(print_program(import_jax(f, x)), strict_ops=False)
         np.testing.assert_array_equal(np.asarray(evaluate(program, x)[0]), np.asarray(f(x)))
+        # partly manual: "b" stays a free axis
+        g = jax.shard_map(lambda t: jax.lax.psum(t, "a") * 2, mesh=mesh, in_specs=P("a"), out_specs=P(),
+                          axis_names={"a"})
+        program = parse(print_program(import_jax(g, x)), strict_ops=False)
+        (mc,) = [op for op in program.walk() if op.name == "sdy.manual_computation"]
+        assert mc.attrs["manual_axes"] == ["a"] and mc.regions[0].block.args[0].type.shape == (4, 8)
+        np.testing.assert_array_equal(np.asarray(evaluate(program, x)[0]), np.asarray(g(x)))
         print("OK")
     """)
     import os
