@@ -31,12 +31,18 @@ class EvaluateError(IRError):
     """An op the interpreter cannot run, or a result that disagrees with its value's type."""
 
 
-def evaluate(program: Program, *args, function: Optional[str] = None) -> list:
-    """Run `function` (default: main) of `program` on `args` (arrays, one per function argument)."""
+def evaluate(program: Program, *args, function: Optional[str] = None, apply_shardings: bool = False) -> list:
+    """Run `function` (default: main) of `program` on `args` (arrays, one per function argument).
+
+    apply_shardings: pin every sharding the program states (function arguments, op results,
+    `sdy.sharding_constraint`) with `jax.lax.with_sharding_constraint` on the program's meshes
+    over `jax.devices()`, so that under `jax.jit` XLA lays values out as propagation decided.
+    Values are unchanged; a sharding JAX cannot state (a sub-axis) is an EvaluateError.
+    """
     fn = program.main if function is None else program.functions.get(function)
     if fn is None:
         raise EvaluateError(f"program has no function @{function}")
-    return _Interpreter(program).call(fn, list(args))
+    return _Interpreter(program, apply_shardings).call(fn, list(args))
 
 
 class _Env:
@@ -59,8 +65,45 @@ class _Env:
 
 
 class _Interpreter:
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, apply_shardings: bool = False):
         self.program = program
+        self.apply_shardings = apply_shardings
+        self.manual_depth = 0  # inside a manual computation, shardings are not global layouts
+        self.jax_meshes: dict = {}
+
+    def jax_mesh(self, mesh, where: str, op_name: Optional[str] = None):
+        """The jax Mesh of a spmdkit Mesh, over jax.devices() indexed by its device ids."""
+        import jax
+        key = (mesh.axis_names, mesh.shape, mesh.device_ids)
+        if key not in self.jax_meshes:
+            devices = jax.devices()
+            if max(mesh.device_ids, default=0) >= len(devices):
+                raise EvaluateError(f"{where}: mesh {mesh} needs {max(mesh.device_ids) + 1} devices, JAX has "
+                                    f"{len(devices)}", op=op_name)
+            grid = np.array([devices[i] for i in mesh.device_ids]).reshape(mesh.shape or (1,))
+            names = mesh.axis_names or ("_",)
+            self.jax_meshes[key] = jax.sharding.Mesh(grid, names,
+                                                     axis_types=(jax.sharding.AxisType.Auto,) * len(names))
+        return self.jax_meshes[key]
+
+    def constrain(self, data, sharding, where: str, op_name: Optional[str] = None):
+        """`data` pinned to `sharding` (when shardings are applied and we are not in a manual body)."""
+        if sharding is None or not self.apply_shardings or self.manual_depth:
+            return data
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec
+        mesh = sharding.resolve_mesh(self.program.meshes)
+        entries = []
+        for i, d in enumerate(sharding.dims):
+            if any(a.is_sub_axis for a in d.axes):
+                raise EvaluateError(f"{where}: JAX cannot state the sub-axis sharding {sharding} (dim {i})", op=op_name)
+            names = tuple(a.name for a in d.axes)
+            if not names:
+                entries.append(None if d.is_closed else PartitionSpec.UNCONSTRAINED)
+            else:
+                entries.append(names[0] if len(names) == 1 else names)
+        target = NamedSharding(self.jax_mesh(mesh, where, op_name), PartitionSpec(*entries))
+        return jax.lax.with_sharding_constraint(data, target)
 
     def call(self, fn: Function, args: list) -> list:
         if len(args) != len(fn.args):
@@ -74,7 +117,7 @@ class _Interpreter:
         for value, data in zip(block.args, args):
             data = jnp.asarray(data)
             _check(value, data, f"{where} argument {value.index}")
-            env[value] = data
+            env[value] = self.constrain(data, value.sharding, f"{where} argument {value.index}")
         for op in block.ops:
             if op.name in RETURN_OPS:
                 return [env[v] for v in op.operands]
@@ -83,7 +126,7 @@ class _Interpreter:
                 raise EvaluateError(f"{where}: produced {len(results)} results for {len(op.results)}", op=op.name)
             for value, data in zip(op.results, results):
                 _check(value, data, f"{where} op '{op.name}'")
-                env[value] = data
+                env[value] = self.constrain(data, value.sharding, where, op.name)
         raise EvaluateError(f"{where}: block has no terminator")
 
     def op(self, op: Op, inputs: list, env: _Env, where: str) -> list:
@@ -95,6 +138,8 @@ class _Interpreter:
                 return [dense_value(op.attrs["value"], op.result.type, _np_dtype(op.result.type))]
             except (KeyError, ValueError) as e:
                 raise EvaluateError(f"{where}: bad constant: {e}", op=name) from None
+        if name == "sdy.sharding_constraint":
+            return [self.constrain(inputs[0], op.attrs.get("sharding"), where, name)]
         if name in IDENTITY_OPS:
             return list(inputs)
         if name == "sdy.sharding_group":
@@ -142,12 +187,10 @@ class _Interpreter:
         in_sh, out_sh = op.attrs["in_shardings"], op.attrs["out_shardings"]
         manual = set(op.attrs["manual_axes"])
         mesh = (in_sh + out_sh)[0].resolve_mesh(self.program.meshes)
-        devices = jax.devices()
-        if len(devices) < mesh.size:
+        if len(jax.devices()) < mesh.size:
             raise EvaluateError(f"{where}: the manual computation's mesh has {mesh.size} devices, JAX has "
-                                f"{len(devices)}", op=op.name)
-        grid = np.array([devices[i] for i in mesh.device_ids]).reshape(mesh.shape or (1,))
-        jmesh = jax.sharding.Mesh(grid, mesh.axis_names)
+                                f"{len(jax.devices())}", op=op.name)
+        jmesh = self.jax_mesh(mesh, where, op.name)
 
         def spec(sharding):
             entries = []
@@ -157,9 +200,16 @@ class _Interpreter:
             return PartitionSpec(*entries)
 
         body = op.regions[0].block
-        run = jax.shard_map(lambda *xs: tuple(self.block(body, list(xs), env, where + " body")), mesh=jmesh,
-                            in_specs=tuple(spec(s) for s in in_sh), out_specs=tuple(spec(s) for s in out_sh),
-                            axis_names=manual, check_vma=bool(op.attrs.get("jax.check_vma", True)))
+
+        def run_body(*xs):
+            self.manual_depth += 1
+            try:
+                return tuple(self.block(body, list(xs), env, where + " body"))
+            finally:
+                self.manual_depth -= 1
+        run = jax.shard_map(run_body, mesh=jmesh, in_specs=tuple(spec(s) for s in in_sh),
+                            out_specs=tuple(spec(s) for s in out_sh), axis_names=manual,
+                            check_vma=bool(op.attrs.get("jax.check_vma", True)))
         return list(run(*inputs))
 
 
