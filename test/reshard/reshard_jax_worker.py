@@ -1,5 +1,5 @@
 """Runs reshard plans with real XLA collectives on 8 virtual CPU devices; prints one JSON line per
-case. Arguments: N_RANDOM SEED [check_vma]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
+case. Arguments: N_RANDOM SEED [check_vma | cross]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
 starts (other test modules in the same pytest process also import JAX)."""
 import json
 import os
@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
 
 from spmdkit.reshard import AxisLink, CostModel, Layout, MeshSpec, parse_layout, plan_reshard  # noqa: E402
-from spmdkit.reshard.execute_jax import factor_mesh, partition_spec, reshard_function  # noqa: E402
+from spmdkit.reshard.execute_jax import axis_names_on, factor_mesh, partition_spec, reshard_function  # noqa: E402
 from spmdkit.reshard.hlo_collectives import collective_bytes, count_collectives  # noqa: E402
 
 # bandwidth only: the plan with the fewest bytes, to compare with XLA's byte count
@@ -70,7 +70,7 @@ def cases(n_random, seed):
         yield key, shape, random_layout(rng, mesh, rank, reduce), random_layout(rng, mesh, rank, rng.choice([reduce, "sum"]))
 
 
-def check_values(plan, jmesh, y, contributions):
+def check_values(plan, jmesh, y, contributions, names):
     """Every device's local result against its shard of the true value (reduced over the target's
     partial axes when it has them)."""
     src, tgt = plan.source, plan.target
@@ -81,7 +81,8 @@ def check_values(plan, jmesh, y, contributions):
         want = value[s.index[1:]] if tgt.partial else value[s.index]
         if tgt.partial:
             c = coords[s.device.id]
-            group = [d for d, cc in coords.items() if all(cc[a] == c[a] for a in jmesh.axis_names if a not in tgt.partial)]
+            partial = {t for a in tgt.partial for t in names[a]}
+            group = [d for d, cc in coords.items() if all(cc[a] == c[a] for a in jmesh.axis_names if a not in partial)]
             got = REDUCE[tgt.reduce](np.stack([local[d][0] for d in group]), axis=0)
         else:
             got = local[s.device.id]
@@ -92,27 +93,32 @@ def check_values(plan, jmesh, y, contributions):
 
 def main():
     n_random, seed = int(sys.argv[1]), int(sys.argv[2])
-    check_vma = len(sys.argv) > 3 and sys.argv[3] == "check_vma"   # JAX also checks replication
+    mode = sys.argv[3] if len(sys.argv) > 3 else ""
+    check_vma = mode == "check_vma"   # JAX also checks replication
+    cross = mode == "cross"           # whole-axis plans run on the mesh cut into prime factors
     auto = jax.sharding.AxisType.Auto
     jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
                "2x4": jax.make_mesh((2, 4), ("x", "y"), axis_types=(auto,) * 2),
                "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(auto,) * 3)}
     for key, shape, src, tgt in cases(n_random, seed):
         jm = jmeshes[key]
-        plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=4)
+        plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=4,
+                            sub_axes=False if cross else None)
         npart = int(np.prod([plan.mesh.size(a) for a in plan.source.partial]))
         rng = np.random.default_rng(len(plan.steps))
         data = rng.integers(-8, 9, size=((npart,) if src.partial else ()) + shape).astype(np.float32)
-        fm = factor_mesh(jm, plan)   # the plan may use sub-axes: the same devices, finer axes
-        x = jax.device_put(data, NamedSharding(fm, partition_spec(plan.source)))
-        f = reshard_function(plan, jm, check_vma=check_vma)
+        # the plan may use sub-axes: the same devices, finer axes
+        fm = factor_mesh(jm, plan_reshard(plan.user_mesh, shape, src, tgt, sub_axes=True) if cross else plan)
+        names = axis_names_on(plan, fm)
+        x = jax.device_put(data, NamedSharding(fm, partition_spec(plan.source, names)))
+        f = reshard_function(plan, jm, check_vma=check_vma, run_on=fm)
         y = f(x)
         hlo = f.lower(x).compile().as_text()
         row = {"mesh": key, "shape": list(shape), "source": str(src), "target": str(tgt),
                "steps": [s.describe() for s in plan.steps], "planned": plan.collective_counts(),
-               "compiled": count_collectives(hlo), "values_ok": check_values(plan, fm, y, data),
+               "compiled": count_collectives(hlo), "values_ok": check_values(plan, fm, y, data, names),
                "plan_bytes": plan.bytes, "compiled_bytes": collective_bytes(hlo), "xla_auto_bytes": None}
-        if not src.partial and not tgt.partial and not check_vma:  # XLA's own partitioner, same reshard
+        if not src.partial and not tgt.partial and not mode:  # XLA's own partitioner, same reshard
             auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
             ahlo = auto.lower(jax.device_put(data, NamedSharding(jm, partition_spec(src)))).compile().as_text()
             row["xla_auto_bytes"] = collective_bytes(ahlo)

@@ -83,3 +83,12 @@ def test_plans_pass_jax_replication_checks():
     rows = _run_worker("6", "11", "check_vma")
     assert len(rows) == 17 + 6
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
+
+
+def test_whole_axis_plans_run_on_a_finer_mesh():
+    """A plan over whole axes runs inside a shard_map over the mesh cut into prime factors (as a
+    partitioner running everything on one factor mesh would): each axis becomes its factors."""
+    rows = _run_worker("6", "13", "cross")
+    assert len(rows) == 17 + 6
+    assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
+    assert not any(":(" in step for r in rows for step in r["steps"])

@@ -42,16 +42,47 @@ def _linear(idx, sizes):
     return out
 
 
-def apply_plan(plan: Plan, x):
-    """The plan's steps on one device's local array (inside shard_map)."""
+def axis_names_on(plan: Plan, mesh) -> dict[str, tuple[str, ...]]:
+    """Each axis name the plan uses -> the names of the axes of `mesh` (the shard_map's mesh:
+    the user's, or one cut finer, e.g. factor_mesh of another plan) that make it up, major to
+    minor. A group of consecutive factors linearises exactly as the axis they form."""
+    from .adapt import as_mesh
+    from .subaxes import split_name
+    target = as_mesh(mesh)
+    user = plan.user_mesh or plan.mesh
+    out = {}
+    for name in plan.mesh.names:
+        if name in target.names:
+            out[name] = (name,)
+            continue
+        parent, pre, size = split_name(name)
+        lo, hi = (1, user.size(parent)) if pre is None else (pre, pre * size)
+        parts = []
+        for t in target.names:
+            tp, tpre, tsize = split_name(t)
+            if tp == parent and tpre is not None and lo <= tpre and tpre * tsize <= hi:
+                parts.append(t)
+        if math.prod(target.size(t) for t in parts) != hi // lo:
+            raise ReshardError(f"the plan uses axis {name}, which the shard_map mesh {target} does not cut out; "
+                               "run it over factor_mesh(mesh, plan) or plan with sub_axes=False")
+        out[name] = tuple(parts)
+    return out
+
+
+def apply_plan(plan: Plan, x, mesh=None):
+    """The plan's steps on one device's local array, inside a shard_map over `mesh` (default the
+    plan's own factor mesh; any mesh that cuts out every axis the plan uses works)."""
     import jax
     import jax.numpy as jnp
+    names = axis_names_on(plan, mesh) if mesh is not None else {n: (n,) for n in plan.mesh.names}
     for s in plan.steps:
         reduce = s.before.reduce or s.after.reduce
+        group = tuple(t for a in s.axes for t in names[a])
         if s.kind == "collective_permute":
-            x = jax.lax.ppermute(x, s.axes, _group_perm(plan.mesh, s))
+            # the factors of the step's axes, in mesh order as ppermute wants, linearise the same way
+            x = jax.lax.ppermute(x, group, _group_perm(plan.mesh, s))
             continue
-        a = s.axes if len(s.axes) > 1 else s.axes[0]    # a tuple of axes is one collective group
+        a = group if len(group) > 1 else group[0]    # a tuple of axes is one collective group
         n = math.prod(plan.mesh.size(ax) for ax in s.axes)
         if s.kind == "all_gather":
             x = jax.lax.all_gather(x, a, axis=s.dim, tiled=True, to="invarying")   # replicated over a now (check_vma)
@@ -78,12 +109,17 @@ def apply_plan(plan: Plan, x):
     return x
 
 
-def partition_spec(layout: Layout):
-    """The PartitionSpec of `layout`'s global form (partial axes on the leading stacked dim)."""
+def partition_spec(layout: Layout, names: dict[str, tuple[str, ...]] | None = None):
+    """The PartitionSpec of `layout`'s global form (partial axes on the leading stacked dim);
+    `names` (from axis_names_on) renames axes for a finer shard_map mesh."""
     from jax.sharding import PartitionSpec as P
-    entries = [tuple(axes) if axes else None for axes in layout.dims]
+
+    def spell(axes):
+        out = tuple(t for a in axes for t in (names[a] if names else (a,)))
+        return out or None
+    entries = [spell(axes) for axes in layout.dims]
     if layout.partial:
-        entries = [tuple(layout.partial)] + entries
+        entries = [spell(layout.partial)] + entries
     return P(*entries)
 
 
@@ -102,19 +138,21 @@ def factor_mesh(mesh, plan: Plan):
                              axis_types=(AxisType.Auto,) * len(plan.mesh.axes))
 
 
-def reshard_function(plan: Plan, mesh, check_vma: bool = False):
+def reshard_function(plan: Plan, mesh, check_vma: bool = False, run_on=None):
     """A jitted global -> global function running `plan` on the jax.sharding.Mesh `mesh` (its
     axis types Auto, so that arrays laid out over `mesh` are taken as they are). With
-    `check_vma=True` JAX also checks that each value varies over exactly the axes it should."""
+    `check_vma=True` JAX also checks that each value varies over exactly the axes it should.
+    `run_on`: a finer jax mesh of the same devices to shard_map over (default factor_mesh)."""
     import jax
     src, tgt = plan.source, plan.target
-    fine = factor_mesh(mesh, plan)
+    fine = factor_mesh(mesh, plan) if run_on is None else run_on
+    names = axis_names_on(plan, fine)
 
     def body(x):
         if src.partial:
             x = x[0]
-        y = apply_plan(plan, x)
+        y = apply_plan(plan, x, fine)
         return y[None] if tgt.partial else y
 
-    return jax.jit(jax.shard_map(body, mesh=fine, in_specs=partition_spec(src), out_specs=partition_spec(tgt),
-                                 check_vma=check_vma))
+    return jax.jit(jax.shard_map(body, mesh=fine, in_specs=partition_spec(src, names),
+                                 out_specs=partition_spec(tgt, names), check_vma=check_vma))
