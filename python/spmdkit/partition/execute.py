@@ -1,0 +1,85 @@
+"""Running a partitioned program with JAX: one `jax.shard_map` over the user's mesh whose body is
+the per-device program. Each local op binds its JAX primitive with the localized params; each
+reshard runs its plan's collectives (spmdkit.reshard.execute_jax.apply_plan). XLA's automatic
+partitioner has nothing left to decide: every collective in the compiled program is ours.
+
+The body is not differentiated (the imported program already holds the backward ops), so it
+runs with check_vma=False. JAX is imported lazily.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.constants import dense_value
+from ..ir.jax_params import ParamError, params_from_attrs, primitive
+from ..reshard.execute_jax import apply_plan, partition_spec
+from .errors import PartitionError, value_name
+from .plan import LocalOp, PartitionedProgram
+from .rules import IDENTITY_OPS
+
+
+def _run_local(step: LocalOp, inputs: list, pm) -> list:
+    op = step.op
+    if op.name == "stablehlo.constant":
+        from ..ir.evaluate import _np_dtype
+        return [dense_value(step.attrs["value"], op.result.type, _np_dtype(op.result.type))]
+    if op.name in IDENTITY_OPS:
+        return list(inputs)
+    if not op.name.startswith("jax."):
+        raise PartitionError("only jax.<primitive> ops can run (import with spmdkit.ir.import_jax)", op=op.name)
+    name = op.name[len("jax."):]
+    try:
+        prim = primitive(name)
+        params = params_from_attrs(name, step.attrs, [x.dtype for x in inputs])
+    except ParamError as e:
+        raise PartitionError(e.reason, op=op.name) from None
+    out = prim.bind(*inputs, **params)
+    outs = list(out) if prim.multiple_results else [out]
+    for v, layout, x in zip(op.results, step.result_layouts, outs):
+        want = tuple(layout.local_shape(pm.spec, v.type.shape))
+        if tuple(x.shape) != want:
+            raise PartitionError(f"ran on local shapes to {tuple(x.shape)}, its layout {layout} needs {want}",
+                                 op=op.name, value=value_name(v))
+    return outs
+
+
+def local_body(partitioned: PartitionedProgram):
+    """The per-device function: local argument shards -> local result shards."""
+    pm = partitioned.mesh
+    fn = partitioned.function
+
+    def body(*args):
+        env = {}
+        for v, layout, x in zip(fn.args, partitioned.arg_layouts, args):
+            env[(id(v), layout)] = x
+        for step in partitioned.steps:
+            if isinstance(step, LocalOp):
+                inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
+                for v, layout, x in zip(step.op.results, step.result_layouts, _run_local(step, inputs, pm)):
+                    env[(id(v), layout)] = x
+            else:
+                env[(id(step.value), step.target)] = apply_plan(step.plan, env[(id(step.value), step.source)])
+        return tuple(env[(id(v), layout)] for v, layout in partitioned.results)
+
+    return body
+
+
+def to_jax(partitioned: PartitionedProgram, jax_mesh, jit: bool = True):
+    """A function of the global arguments returning the global results (a tuple), running the
+    per-device program inside jax.shard_map over `jax_mesh` (axes named as the program's mesh)."""
+    import jax
+
+    pm = partitioned.mesh
+    got = {str(n): int(s) for n, s in zip(jax_mesh.axis_names, jax_mesh.axis_sizes)}
+    want = {a.name: a.size for a in pm.mesh.axes}
+    if got != want:
+        raise PartitionError(f"jax mesh {got} is not the program's mesh @{pm.name} {want}")
+    ids = [int(d.id) for d in np.asarray(jax_mesh.devices).flat]
+    if pm.mesh.device_ids is not None and list(pm.mesh.device_ids) != ids and \
+            list(pm.mesh.device_ids) != list(range(len(ids))):
+        raise PartitionError(f"jax mesh devices {ids} are not the program mesh's {list(pm.mesh.device_ids)}")
+    run = jax.shard_map(local_body(partitioned), mesh=jax_mesh,
+                        in_specs=tuple(partition_spec(l) for l in partitioned.arg_layouts),
+                        out_specs=tuple(partition_spec(l) for l in partitioned.result_layouts),
+                        check_vma=False)
+    return jax.jit(run) if jit else run

@@ -1,0 +1,90 @@
+"""One sharded value, three spellings: Shardy's TensorSharding (what the program carries), the
+rules' TensorDistAttr/DistTensorSpec (what infer_forward takes and returns), and the reshard
+planner's Layout (what the partitioner reasons with: per dim the axes, plus partial axes)."""
+from __future__ import annotations
+
+from ..reshard import Layout, MeshSpec, ReshardError, as_layout, as_mesh
+from ..sharding import DimSharding, TensorSharding, to_process_mesh
+from .errors import PartitionError, value_name
+
+
+class ProgramMesh:
+    """The one mesh a program is sharded over, in the forms each library wants."""
+
+    def __init__(self, name: str, mesh):
+        self.name = name
+        self.mesh = mesh                    # spmdkit.sharding.Mesh
+        self.spec: MeshSpec = as_mesh(mesh)
+        self.axis_names = list(mesh.axis_names)
+        self._process_mesh = None
+
+    @property
+    def process_mesh(self):
+        if self._process_mesh is None:
+            self._process_mesh = to_process_mesh(self.mesh)
+        return self._process_mesh
+
+    @staticmethod
+    def of(program) -> "ProgramMesh":
+        if len(program.meshes) != 1:
+            raise PartitionError(f"the program must declare exactly one mesh to partition over, it has "
+                                 f"{len(program.meshes)} ({', '.join(program.meshes) or 'none'})")
+        name, mesh = next(iter(program.meshes.items()))
+        return ProgramMesh(name, mesh)
+
+
+def replicated(rank: int) -> Layout:
+    return Layout(tuple(() for _ in range(rank)), (), None)
+
+
+def layout_of_value(value, pm: ProgramMesh) -> Layout:
+    """The value's annotated sharding as a Layout (replicated when it has none)."""
+    return layout_of_sharding(value.sharding, value.type.rank, pm, value_name(value))
+
+
+def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str) -> Layout:
+    """A TensorSharding (or None: replicated) of a rank-`rank` value as a Layout on `pm`."""
+    if sharding is None:
+        return replicated(rank)
+    if sharding.rank != rank:
+        raise PartitionError(f"sharding {sharding} has rank {sharding.rank}, the value has rank {rank}", value=where)
+    if isinstance(sharding.mesh, str) and sharding.mesh != pm.name:
+        raise PartitionError(f"sharding {sharding} names mesh @{sharding.mesh}, the program's mesh is @{pm.name}",
+                             value=where)
+    try:
+        return as_layout(sharding, pm.spec, rank)
+    except ReshardError as e:
+        raise PartitionError(str(e), value=where) from None
+
+
+def to_spec(layout: Layout, shape, pm: ProgramMesh):
+    """A DistTensorSpec for infer_forward."""
+    from .. import DistTensorSpec, TensorDistAttr
+    index = {n: i for i, n in enumerate(pm.axis_names)}
+    attr = TensorDistAttr()
+    attr.process_mesh = pm.process_mesh
+    attr.multi_dims_mapping = [[index[a] for a in axes] for axes in layout.dims]
+    if layout.partial:
+        attr._set_partial_dims([index[a] for a in layout.partial], layout.reduce)
+    return DistTensorSpec(list(shape), attr)
+
+
+def from_dist_attr(attr, pm: ProgramMesh, rank: int, where: str) -> Layout:
+    """A rule's TensorDistAttr as a Layout (one reduce type, as the planner needs)."""
+    names = pm.axis_names
+    mapping = list(attr.multi_dims_mapping)
+    if len(mapping) != rank:
+        raise PartitionError(f"the rule gave a rank-{len(mapping)} layout for a rank-{rank} value", op=where)
+    dims = [tuple(names[j] for j in mesh_dims) for mesh_dims in mapping]
+    status = dict(attr.partial_status)
+    kinds = set(status.values())
+    if len(kinds) > 1:
+        raise PartitionError(f"the rule left partial axes with mixed reduce types {sorted(kinds)}", op=where)
+    partial = [names[j] for j in sorted(status)]
+    return Layout.make(pm.spec, dims, partial, kinds.pop() if kinds else None)
+
+
+def to_sharding(layout: Layout, pm: ProgramMesh) -> TensorSharding:
+    """The Layout as a closed TensorSharding on the program's mesh (partial axes are unreduced)."""
+    kinds = {a: layout.reduce for a in layout.partial}
+    return TensorSharding(pm.name, [DimSharding(axes) for axes in layout.dims], (), list(layout.partial), kinds)

@@ -1,0 +1,73 @@
+"""Asking an op's registry rule where its operands must be and where its results then are.
+
+`op_layouts(op, desired, pm)` calls the rule's infer_forward on the operands' desired layouts
+(the propagated shardings) and returns (required operand layouts, result layouts), results
+possibly partial. Ops without tensor inputs (constants, iota) have no layout to infer from; the
+partitioner makes them replicated (see SOURCE_OPS).
+"""
+from __future__ import annotations
+
+from ..ir import RuleBindingError
+from ..ir.bind_jax import bind
+from .errors import PartitionError
+from .layouts import ProgramMesh, from_dist_attr, to_spec
+
+# ops with no operands whose result every device can compute whole; a consumer that needs it
+# split slices it locally (a free reshard step)
+SOURCE_OPS = frozenset({"stablehlo.constant", "jax.iota"})
+
+# ops that only steer shardings: the result is the operand resharded to the result's annotation
+IDENTITY_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier",
+                          "stablehlo.optimization_barrier"})
+
+# primitives the rule registry does not name yet, sharded exactly like another rule's op
+# (same operands, same factor structure); an op in neither raises PartitionError
+RULE_ALIASES = {"jax.square": "jax.neg"}
+
+
+def rule_name(op) -> str:
+    return RULE_ALIASES.get(op.name, op.name) if not _has_rule(op.name) else op.name
+
+
+def _has_rule(name: str) -> bool:
+    from .. import core
+    return bool(core.contains_spmd_rule(name))
+
+
+def op_layouts(op, desired: dict, pm: ProgramMesh):
+    """(required layout per operand, layout per result) from the op's rule."""
+    name = rule_name(op)
+    if not _has_rule(name):
+        raise PartitionError("no sharding rule in the registry for this op", op=op.name)
+    original = op.name
+    try:
+        op.name = name  # bind reads the rule by the op's name; restored below
+        call = bind(op)
+    except RuleBindingError as e:
+        raise PartitionError(e.reason, op=original) from None
+    finally:
+        op.name = original
+    flat_inputs = []
+    for item in call.inputs:
+        if isinstance(item, list):
+            flat_inputs.extend(item)
+        elif item is not None:
+            flat_inputs.append(item)
+
+    def spec_of(value):
+        return to_spec(desired[id(value)], value.type.shape, pm)
+
+    try:
+        ins, outs = call.infer_forward(spec_of)
+    except Exception as e:  # the rule refused these layouts or attributes
+        raise PartitionError(f"rule {name!r} failed: {type(e).__name__}: {e}", op=original) from None
+    flat_ins = [a for item in ins if item is not None for a in (item if isinstance(item, list) else [item])]
+    flat_outs = [a for item in outs for a in (item if isinstance(item, list) else [item])]
+    if len(flat_ins) != len(flat_inputs) or len(flat_outs) != len(op.results):
+        raise PartitionError(f"rule {name!r} gave {len(flat_ins)} input and {len(flat_outs)} output layouts for "
+                             f"{len(flat_inputs)} operands and {len(op.results)} results", op=original)
+    if [id(v) for v in flat_inputs] != [id(v) for v in op.operands]:
+        raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
+    operand_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(flat_inputs, flat_ins)]
+    result_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(op.results, flat_outs)]
+    return operand_layouts, result_layouts
