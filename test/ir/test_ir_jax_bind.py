@@ -98,7 +98,7 @@ def test_binding_errors_name_the_op():
 
 
 # -- the contract's signatures (docs/jax_stablehlo_rules.md), stubbed -----------------------------
-T, L, I, IL, S, B = "tensor", "tensor_list", "int", "int64_list", "str", "bool"
+T, L, O, I, IL, S = "tensor", "tensor_list", "output_tensor", "int", "int64_list", "str"
 CONTRACT = {
     "jax.dot_general": [("lhs", T, 0), ("rhs", T, 0), ("lhs_contracting_dimensions", IL, 0),
                         ("rhs_contracting_dimensions", IL, 0), ("lhs_batching_dimensions", IL, 1),
@@ -114,7 +114,7 @@ CONTRACT = {
                         ("scatter_indices_batching_dims", IL, 1), ("index_vector_dim", I, 1)],
     "jax.broadcast_in_dim": [("operand", T, 0), ("shape", IL, 0), ("broadcast_dimensions", IL, 0)],
     "jax.reshape": [("operand", T, 0), ("new_sizes", IL, 0), ("dimensions", IL, 1)],
-    "jax.iota": [("shape", IL, 0), ("dimension", I, 0)],
+    "jax.iota": [("out", O, 0), ("shape", IL, 0), ("dimension", I, 0)],  # no input: its result is passed
     "jax.reduce_sum": [("operand", T, 0), ("axes", IL, 0)],
     "jax.split": [("operand", T, 0), ("sizes", IL, 0), ("axis", I, 0)],
     "jax.concatenate": [("operands", L, 0), ("dimension", I, 0)],
@@ -160,7 +160,8 @@ def test_gpt_ops_bind_to_the_contract_signatures(contract_registry, train_progra
     for op, call in bound["jax.concatenate"]:
         assert call.inputs == [op.operands] and call.attrs == {"dimension": op.attrs["dimension"]}
     for op, call in bound["jax.iota"]:
-        assert call.inputs == [] and call.attrs == {"shape": op.attrs["shape"], "dimension": op.attrs["dimension"]}
+        assert call.inputs == [op.result] and call.attrs == {"shape": op.attrs["shape"],
+                                                             "dimension": op.attrs["dimension"]}
     for op, call in bound["jax.reshape"]:
         assert "dimensions" not in call.attrs  # None in the jaxpr: the rule's default applies
     for op, call in bound["jax.scatter-add"]:
@@ -182,5 +183,8 @@ def test_every_gpt_op_binds_and_infers_with_the_real_rules(train_program):
     assert not missing, f"GPT train-step primitives with no rule: {missing}"
     for op in train_program.walk():
         if op.name.startswith("jax."):
-            ins, outs = bind(op).infer_forward(replicated)
+            call = bind(op)
+            ins, outs = call.infer_forward(replicated)
             assert len(outs) == len(op.results), op.name
+            assert all(o.dims_mapping == [-1] * r.type.rank for o, r in zip(outs, op.results)), op.name
+            assert call.factors(replicated) is not None, op.name

@@ -6,6 +6,8 @@ a table per op, so every rule that lands in the registry binds with no change he
 - tensor params take operands in order; a `tensor_list` param (`cases[]`, `operands[]`,
   `start_indices[]`) takes every operand the tensor params after it leave; `optional_tensor`
   params take an operand while there are more than the required ones left, else None;
+- `output_tensor` params (iota: no tensor input, the given result supplies the mesh) take the
+  op's results in order;
 - attribute params take the op's attribute of the same name (the importer already wrote jaxpr
   params under the registry's names); an absent attribute keeps the rule's default, and one with
   no default is an error naming the op and the attribute. Attributes the rule does not take
@@ -20,6 +22,7 @@ from .core import Op, Value
 from .errors import IRError
 
 TENSOR_KINDS = ("tensor", "tensor_list", "optional_tensor")
+OUTPUT_KINDS = ("output_tensor",)  # a result passed in (ops with no tensor input: its layout names the mesh)
 
 
 class RuleBindingError(IRError):
@@ -84,8 +87,17 @@ def bind(op: Op) -> RuleCall:
                                f"({', '.join(n for n, _ in tensor_params)})", op=op.name)
     inputs: list = []
     pos = 0
-    for i, (name, kind) in enumerate(tensor_params):
-        after = sum(1 for _, k in tensor_params[i + 1:] if k == "tensor")
+    results = iter(op.results)
+    kinds = [k for _, k, _ in params if k in TENSOR_KINDS]
+    seen = 0
+    for name, kind, _ in params:  # in the rule's order, so positions match its signature
+        if kind in OUTPUT_KINDS:
+            inputs.append(next(results, None))
+            continue
+        if kind not in TENSOR_KINDS:
+            continue
+        seen += 1
+        after = sum(1 for k in kinds[seen:] if k == "tensor")
         if kind == "tensor":
             inputs.append(operands[pos])
             pos += 1
@@ -101,7 +113,7 @@ def bind(op: Op) -> RuleCall:
                 inputs.append(None)
     attrs = {}
     for name, kind, has_default in params:
-        if kind in TENSOR_KINDS:
+        if kind in TENSOR_KINDS or kind in OUTPUT_KINDS:
             continue
         if name in op.attrs:
             attrs[name] = op.attrs[name]
