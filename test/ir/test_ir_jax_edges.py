@@ -107,3 +107,20 @@ def test_evaluate_rejects_wrong_arguments():
         evaluate(program, jnp.ones((3,)))
     with pytest.raises(EvaluateError, match="no function @nope"):
         evaluate(program, jnp.ones((2,)), function="nope")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_becomes_a_while_loop(reverse):
+    def f(c, xs, w):
+        return jax.lax.scan(lambda c, a: (jnp.tanh(c * a + w), (c, a * 2.0)), c, xs, reverse=reverse)
+
+    args = (jnp.ones(2), jnp.arange(6.0).reshape(3, 2) / 5, jnp.float32(0.3))
+    program = _check(f, *args)
+    names = {op.name for op in program.walk()}
+    assert "stablehlo.while" in names and "jax.dynamic_update_slice" in names and "jax.scan" not in names
+
+
+def test_gradient_through_scan_imports():
+    def loss(w, xs):
+        return jax.lax.scan(lambda c, a: (c * w + a, None), jnp.zeros(2), xs)[0].sum()
+    _check(jax.grad(loss), jnp.float32(0.9), jnp.ones((4, 2)))

@@ -253,12 +253,18 @@ def test_arg_shardings_count_must_match():
 
 
 # -- bad input ---------------------------------------------------------------------------------
-def test_unsupported_higher_order_primitive_is_named():
-    def f(xs):
-        return jax.lax.scan(lambda c, a: (c + a, c), 0.0, xs)[0]
-    with pytest.raises(JaxImportError, match="'scan'") as info:
-        import_jax(f, jnp.ones(3))
-    assert isinstance(info.value, (IRError, ValueError)) and info.value.op == "jax.scan"
+def test_unsupported_primitives_are_named():
+    def solve(b):
+        return jax.lax.custom_linear_solve(lambda x: 2.0 * x, b, solve=lambda mv, c: c / 2.0)
+    with pytest.raises(JaxImportError, match="'custom_linear_solve' carries a sub-program") as info:
+        import_jax(solve, jnp.ones(3))
+    assert isinstance(info.value, (IRError, ValueError)) and info.value.op == "jax.custom_linear_solve"
+
+    def callback(x):
+        return jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct((3,), jnp.float32), x)
+    with pytest.raises(JaxImportError, match="param 'callback': cannot keep") as info:
+        import_jax(callback, jnp.ones(3))
+    assert info.value.op == "jax.pure_callback"
 
 
 def test_tracing_failure_is_a_typed_error():

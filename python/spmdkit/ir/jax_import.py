@@ -16,6 +16,8 @@
 - `while` becomes `stablehlo.while` (operands: the carried values; the regions read the loop
   constants from the enclosing block), `cond` becomes `stablehlo.case` on the branch index (the
   branches read their operands from the enclosing block), both ending in `stablehlo.return`.
+- `scan` becomes the while loop JAX itself would run (index, dynamic slices of the scanned
+  inputs, dynamic updates of the stacked outputs), traced by JAX and imported in its place.
 - `sharding_constraint` becomes `sdy.sharding_constraint` (attribute `sharding`; unconstrained
   dims are open dims).
 """
@@ -128,6 +130,8 @@ class _Importer:
                 results = self.while_loop(block, eqn, operands, result_types, env, here)
             elif prim == "cond":
                 results = self.case(block, eqn, operands, result_types, env, here)
+            elif prim == "scan":
+                results = self.scan(block, eqn, operands, here)
             elif prim == "sharding_constraint":
                 results = self.sharding_constraint(block, eqn, operands, result_types, here)
             else:
@@ -144,7 +148,7 @@ class _Importer:
             if _is_jaxpr(value) or (isinstance(value, (tuple, list)) and any(_is_jaxpr(v) for v in value)):
                 raise JaxImportError(f"{here}: primitive {prim!r} carries a sub-program (param {key!r}) and is not "
                                      f"supported (supported: {', '.join(sorted(CALL_PRIMITIVES))}, shard_map, "
-                                     f"while, cond)", op=f"jax.{prim}")
+                                     f"while, cond, scan)", op=f"jax.{prim}")
         try:
             attrs = attrs_from_params(prim, eqn.params)
         except ParamError as e:
@@ -236,6 +240,16 @@ class _Importer:
             regions.append(Region([region_block]))
         op = Op.create("stablehlo.case", [index], result_types, {}, regions, location=_location(eqn, here))
         return block.append(op).results
+
+    def scan(self, block, eqn, operands, here) -> list[Value]:
+        """A scan as JAX would run it: a while loop over an index that slices the scanned inputs and
+        writes the stacked outputs. JAX traces that loop (so every op has its exact params), and
+        the traced jaxpr is imported in place of the equation."""
+        sub = _scan_as_while(eqn)
+        env = dict(zip(sub.jaxpr.invars, operands))
+        self._bind_consts(block, sub.jaxpr.constvars, sub.consts, env)
+        self.lower(block, sub.jaxpr, env, here + " (as while)")
+        return [self.read(block, env, v, here) for v in sub.jaxpr.outvars]
 
     def sharding_constraint(self, block, eqn, operands, result_types, here) -> list[Value]:
         named = eqn.params["sharding"]
@@ -362,6 +376,36 @@ def _attach_arg_shardings(program: Program, main: Function, example_args, arg_sh
 
 
 # -- helpers -------------------------------------------------------------------------------------
+def _scan_as_while(eqn):
+    """The closed jaxpr of a scan equation rewritten as lax.while_loop (same values, any params)."""
+    import jax
+    import jax.extend.core as jex
+    import jax.numpy as jnp
+    from jax import lax
+
+    p = eqn.params
+    body = jex.jaxpr_as_fun(p["jaxpr"])
+    n_consts, n_carry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+    y_avals = [v.aval for v in p["jaxpr"].jaxpr.outvars[n_carry:]]
+
+    def run(*args):
+        consts, init, xs = args[:n_consts], args[n_consts:n_consts + n_carry], args[n_consts + n_carry:]
+
+        def step(state):
+            i, carry, ys = state
+            idx = length - 1 - i if reverse else i
+            x = [lax.dynamic_index_in_dim(a, idx, keepdims=False) for a in xs]
+            out = body(*consts, *carry, *x)
+            ys = [lax.dynamic_update_index_in_dim(acc, y, idx, 0) for acc, y in zip(ys, out[n_carry:])]
+            return i + 1, tuple(out[:n_carry]), ys
+
+        ys0 = [jnp.zeros((length, *a.shape), a.dtype) for a in y_avals]
+        _, carry, ys = lax.while_loop(lambda s: s[0] < length, step, (jnp.int32(0), tuple(init), ys0))
+        return (*carry, *ys)
+
+    specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+    return jax.make_jaxpr(run)(*specs)
+
 def _open(closed) -> tuple[Any, Sequence]:
     """(jaxpr, consts) of a ClosedJaxpr or a bare Jaxpr."""
     jaxpr = getattr(closed, "jaxpr", None)
