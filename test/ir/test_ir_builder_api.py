@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spmdkit.ir import ProgramBuilder, TensorType, evaluate, parse, print_program, verify_program
+from spmdkit.ir import EvaluateError, ProgramBuilder, TensorType, evaluate, parse, print_program, verify_program
 from spmdkit.ir.jax_params import NONE_PARAMS
 from spmdkit.sharding import DimSharding, Mesh, ShardingParseError, TensorSharding
 
@@ -185,3 +185,12 @@ def test_manual_computation_body_is_local_and_results_global(case):
     assert mc.regions[0].block.args[0].type.shape == tuple(local)
     assert y.type.shape == tuple(glob)
     np.testing.assert_array_equal(sh.local_shape(glob, program.meshes), local)
+
+
+def test_rule_ops_without_a_jax_primitive_are_not_evaluated():
+    pb = ProgramBuilder()
+    f = pb.function()
+    x = f.arg((2, 2))
+    f.ret(f.op("matmul", [x, x], {"trans_x": False}, result_types=[(2, 2)]))
+    with pytest.raises(EvaluateError, match="no evaluator for op 'matmul'"):
+        evaluate(pb.build(), np.ones((2, 2), np.float32))

@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -124,3 +126,30 @@ def test_gradient_through_scan_imports():
     def loss(w, xs):
         return jax.lax.scan(lambda c, a: (c * w + a, None), jnp.zeros(2), xs)[0].sum()
     _check(jax.grad(loss), jnp.float32(0.9), jnp.ones((4, 2)))
+
+
+# -- argument shardings, by property: they land on the arguments and survive print -> parse -------
+@st.composite
+def _arg_shardings(draw):
+    from spmdkit.sharding import DimSharding, TensorSharding
+    rank = draw(st.integers(1, 3))
+    axes = draw(st.permutations(["x", "y", "z"]))
+    dims = [[] for _ in range(rank)]
+    for a in axes[: draw(st.integers(0, 3))]:
+        dims[draw(st.integers(0, rank - 1))].append(a)
+    closed = [draw(st.booleans()) for _ in range(rank)]
+    shape = tuple(draw(st.sampled_from([2, 4, 8])) for _ in range(rank))
+    return shape, TensorSharding("m", [DimSharding(d, is_closed=c) for d, c in zip(dims, closed)])
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=_arg_shardings())
+def test_arg_shardings_survive_print_and_parse(case):
+    from spmdkit.sharding import Mesh
+    shape, sharding = case
+    program = import_jax(lambda a: jnp.sin(a), jax.ShapeDtypeStruct(shape, jnp.float32), arg_shardings=[sharding],
+                         meshes={"m": Mesh({"x": 2, "y": 2, "z": 2})})
+    assert program.main.args[0].sharding == sharding
+    again = parse(print_program(program), strict_ops=False)
+    assert again.main.args[0].sharding == sharding
+    verify_program(again)
