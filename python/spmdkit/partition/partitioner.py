@@ -20,6 +20,8 @@ from .plan import LocalOp, PartitionedProgram, Reshard
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
 
 CALL_OPS = frozenset({"func.call", "call"})
+# ops linear in every operand together: a sum of partial sums is a partial sum
+SUM_OPS = frozenset({"jax.add", "jax.add_any", "jax.sub"})
 
 
 def itemsize(value) -> int:
@@ -75,12 +77,30 @@ class _Partitioner:
             desired = {id(v): layout_of_value(v, self.pm) if v.sharding is not None else self.versions[id(v)][0]
                        for v in op.operands}
             operands, results = op_layouts(op, desired, self.pm)
+            operands, results = self.keep_sums_partial(op, operands, results)
         for v, layout in zip(op.operands, operands):
             self.need(v, layout, f"op '{op.name}'")
         for v, layout in zip(op.results, results):
             self.check_shape(v, layout, f"result of '{op.name}'")
             self.versions[id(v)] = [layout]
         self.out.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+
+    def keep_sums_partial(self, op, operands, results):
+        """A sum of values that are all sum-partial over the same axes is itself partial: add them
+        as they are and reduce once, where a consumer needs the sum whole (the rules ask for whole
+        operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice)."""
+        if op.name not in SUM_OPS:
+            return operands, results
+        produced = [self.versions[id(v)][0] for v in op.operands]
+        axes = {(l.partial, l.reduce) for l in produced}
+        if len(axes) != 1 or not produced[0].partial or produced[0].reduce != "sum":
+            return operands, results
+        if any(req.partial or req.dims != have.dims for req, have in zip(operands, produced)):
+            return operands, results
+        partial = produced[0].partial
+        if any(set(partial) & r.used_axes() for r in results):
+            return operands, results
+        return produced, [Layout.make(self.pm.spec, r.dims, partial, "sum") for r in results]
 
     def finish(self, ret) -> None:
         shardings = list(self.fn.result_shardings) + [None] * len(ret.operands)
