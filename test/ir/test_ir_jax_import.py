@@ -281,3 +281,24 @@ def test_gpt_train_step_prints_and_parses_to_a_fixed_point(train_program):
     assert [op.name for op in again.walk()] == [op.name for op in train_program.walk()]
     assert list(again.functions) == list(train_program.functions)
     verify_program(again)
+
+
+def test_printed_program_evaluates_in_a_fresh_process(tmp_path, gpt_inputs):
+    """Text alone is enough: a process that never traced the model finds every primitive by name."""
+    import os
+    import subprocess
+    import sys
+    program = import_jax(gpt.loss_fn, *gpt_inputs)
+    (tmp_path / "loss.mlir").write_text(print_program(program))
+    np.savez(tmp_path / "args.npz", *[np.asarray(a) for a in _flat(*gpt_inputs)])
+    want = float(jax.jit(gpt.loss_fn)(*gpt_inputs))
+    script = (f"import jax, numpy as np\n"
+              f"from spmdkit.ir import load, evaluate\n"
+              f"program = load({str(tmp_path / 'loss.mlir')!r}, strict_ops=False)\n"
+              f"args = np.load({str(tmp_path / 'args.npz')!r})\n"
+              f"leaves = [args[f'arr_{{i}}'] for i in range(len(args.files))]\n"
+              f"print(repr(float(jax.jit(lambda *a: evaluate(program, *a)[0])(*leaves))))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip().splitlines()[-1]) == want
