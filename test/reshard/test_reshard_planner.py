@@ -237,3 +237,26 @@ def test_every_move_does_what_it_claims(req, seed):
         step = with_pairs(fine, step)
         assert step.cost_us >= 0 and step.bytes >= 0
         prove_plan(Plan(fine, shape, 4, fsrc, step.after, (step,)), seed)
+
+
+def test_search_budget_falls_back_to_the_proven_naive_plan(monkeypatch):
+    from spmdkit.reshard import planner
+    mesh = MeshSpec.make("a=2,b=2,c=2,d=2,e=2")
+    src = L(mesh, [("a", "d"), ("b",), ("e",), ("c",)])
+    tgt = L(mesh, [("e",), ("a",), ("b", "c"), ("d",)])
+    monkeypatch.setattr(planner, "MAX_EXPANSIONS", 50)
+    plan = planner.plan_reshard(mesh, (4, 4, 4, 4), src, tgt, itemsize=2)
+    assert not plan.exact and "search stopped" in plan.describe()
+    assert plan.steps == naive_plan(mesh, (4, 4, 4, 4), src, tgt, itemsize=2).steps
+    prove_plan(plan)
+    planner._plan_cached.cache_clear()   # do not leave the budget-limited plan cached
+    planner._SEEN.clear()
+
+
+def test_five_axes_rank_four_is_planned_exactly_and_proven():
+    mesh = MeshSpec.make("a=2,b=2,c=2,d=2,e=2")
+    src = L(mesh, [("a", "d"), ("b",), ("e",), ("c",)])
+    tgt = L(mesh, [("e",), ("a",), ("b", "c"), ("d",)])
+    plan = plan_reshard(mesh, (4, 4, 4, 4), src, tgt, itemsize=8)
+    assert plan.exact and plan.cost_us < naive_plan(mesh, (4, 4, 4, 4), src, tgt, itemsize=8).cost_us
+    prove_plan(plan, every_step=True)

@@ -30,6 +30,7 @@ class Plan:
     target: Layout
     steps: tuple[Step, ...]
     user_mesh: MeshSpec | None = None
+    exact: bool = True   # False: the search hit MAX_EXPANSIONS and this is the naive plan
 
     @property
     def cost_us(self) -> float:
@@ -53,6 +54,8 @@ class Plan:
                  f"  shape {list(self.shape)}  ({self.itemsize} bytes/element)"]
         if not self.steps:
             lines.append("  (no steps: the layouts are the same)")
+        if not self.exact:
+            lines.append(f"  (search stopped after {MAX_EXPANSIONS} layouts: the naive plan, not the cheapest)")
         for i, s in enumerate(self.steps, 1):
             local = list(s.after.local_shape(self.mesh, self.shape))
             what = s.describe(coarse_axes(s.axes, um))
@@ -66,6 +69,7 @@ class Plan:
 
 
 MAX_FACTOR_AXES = 4   # cut axes into prime factors only while the finer mesh has at most this many
+MAX_EXPANSIONS = 20000   # layouts the search may expand (~2 ms each) before it settles for the naive plan
 
 
 def _check_request(mesh, shape, source, target, itemsize):
@@ -135,7 +139,10 @@ def _plan_cached(user, mesh, shape, source, target, itemsize, cost) -> Plan:
         done.add(node)
         if node == target:
             break
-        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+        if len(done) > MAX_EXPANSIONS:   # a huge mesh and rank: answer now rather than in minutes
+            steps = _naive_steps(mesh, shape, source, target, itemsize, cost)
+            return Plan(mesh, shape, itemsize, source, target, steps, user, exact=False)
+        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce, target.dims):
             if s.after in done or not _partial_allowed(s.after, source, target):
                 continue
             key = (c + s.cost_us, ncoll + (s.kind in COLLECTIVE_KINDS), nsteps + 1)
@@ -170,11 +177,15 @@ def naive_plan(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
     """The baseline: all-reduce every partial axis, all-gather every dim, then slice to the target
     (and make its partial axes), one axis per collective. The planner must never cost more."""
     user, mesh, shape, source, target = _prepare(mesh, shape, source, target, itemsize, sub_axes)
+    return Plan(mesh, shape, itemsize, source, target, _naive_steps(mesh, shape, source, target, itemsize, cost), user)
+
+
+def _naive_steps(mesh, shape, source, target, itemsize, cost) -> tuple[Step, ...]:
     steps, node = [], source
 
     def take(pred):
         nonlocal node
-        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+        for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce, target.dims):
             if pred(s):
                 steps.append(s)
                 node = s.after
@@ -191,7 +202,7 @@ def naive_plan(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
             take(lambda s, a=a, d=d: s.kind == "slice" and s.axes == (a,) and s.dim == d)
     for a in target.partial:
         take(lambda s, a=a: s.kind == "make_partial" and s.axes == (a,))
-    return Plan(mesh, shape, itemsize, source, target, tuple(steps), user)
+    return tuple(steps)
 
 
 def exhaustive_best_cost(mesh, shape, source: Layout, target: Layout, itemsize: int = 4,
@@ -205,7 +216,7 @@ def exhaustive_best_cost(mesh, shape, source: Layout, target: Layout, itemsize: 
     for _ in range(max_steps):
         nxt = dict(dist)
         for node, c in dist.items():
-            for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce):
+            for s in moves(mesh, node, shape, itemsize, cost, target.partial, target.reduce, target.dims):
                 if _partial_allowed(s.after, source, target) and c + s.cost_us < nxt.get(s.after, float("inf")):
                     nxt[s.after] = c + s.cost_us
         dist = nxt

@@ -61,8 +61,9 @@ def _replace_dim(dims, d, axes):
 
 
 def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
-          target_partial: tuple[str, ...] = (), target_reduce: str | None = None):
-    """Every step from `layout`; make_partial only onto the target's partial axes."""
+          target_partial: tuple[str, ...] = (), target_reduce: str | None = None, target_dims=None):
+    """Every step from `layout`; make_partial only onto the target's partial axes; permutes as
+    `permuted_layouts` lists them (toward `target_dims` when there are many sharded axes)."""
     B = local_bytes(mesh, layout, shape, itemsize)
     local = layout.local_shape(mesh, shape)
     dims, partial = layout.dims, layout.partial
@@ -117,8 +118,10 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
             new_partial = tuple(p for p in mesh.names if p in partial or p == a)
             step("make_partial", (a,), Layout(dims, new_partial, target_reduce))
 
-    for after in permuted_layouts(mesh, layout):
-        involved = _moved_axes(mesh, layout, after)
+    positions = _digit_positions(mesh, layout)
+    for after in permuted_layouts(mesh, layout, target_dims):
+        pa = _digit_positions(mesh, after)
+        involved = tuple(a for a in mesh.names if positions.get(a) != pa.get(a))
         link = cost.slowest(mesh, involved)
         out.append(Step("collective_permute", involved, layout, after, bytes=float(B),
                         cost_us=link.alpha_us + B / (link.gbytes_per_s * 1e3)))
@@ -136,13 +139,6 @@ def _digit_positions(mesh: MeshSpec, layout: Layout) -> dict[str, tuple[int, int
     return out
 
 
-def _moved_axes(mesh: MeshSpec, before: Layout, after: Layout) -> tuple[str, ...]:
-    """The axes on which a permute's source and destination devices differ: those whose digit
-    moved (same digit position -> same index, as both devices hold the same block numbers)."""
-    pb, pa = _digit_positions(mesh, before), _digit_positions(mesh, after)
-    return tuple(a for a in mesh.names if pb.get(a) != pa.get(a))
-
-
 def with_pairs(mesh: MeshSpec, step: Step) -> Step:
     """The step with its device pairs filled in (only permutes have any; computed only for the
     steps of a chosen plan, as it walks every device)."""
@@ -151,15 +147,32 @@ def with_pairs(mesh: MeshSpec, step: Step) -> Step:
     return replace(step, pairs=permute_pairs(mesh, step.before, step.after))
 
 
-def permuted_layouts(mesh: MeshSpec, layout: Layout):
+EXHAUSTIVE_PERMUTE_AXES = 4   # beyond this many sharded axes, not every reassignment is tried
+
+
+def permuted_layouts(mesh: MeshSpec, layout: Layout, target_dims=None):
     """Layouts with the same blocks per dim and the same sharding axes, reassigned; each device
-    then holds exactly some other device's shard, so one collective_permute gets there."""
+    then holds exactly some other device's shard, so one collective_permute gets there. Up to
+    EXHAUSTIVE_PERMUTE_AXES sharded axes every reassignment is listed (k! of them); beyond, only
+    swaps of two axes and the reassignment in the target's order (so the search stays fast on
+    big meshes, where a plan may then not be the cheapest)."""
     sharded = [a for axes in layout.dims for a in axes]
     if len(sharded) < 2:
         return []
     counts = [math.prod(mesh.size(a) for a in axes) for axes in layout.dims]
+    if len(sharded) <= EXHAUSTIVE_PERMUTE_AXES:
+        orders = itertools.permutations(sharded)
+    else:
+        orders = []
+        for i, j in itertools.combinations(range(len(sharded)), 2):
+            swapped = list(sharded)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            orders.append(swapped)
+        if target_dims is not None:
+            first = [a for axes in target_dims for a in axes if a in sharded]
+            orders.append(first + [a for a in sharded if a not in first])
     seen, out = {layout.dims}, []
-    for order in itertools.permutations(sharded):
+    for order in orders:
         dims, i = [], 0
         for c in counts:
             group, prod = [], 1
