@@ -1,0 +1,90 @@
+"""Bad input to the partitioner: typed errors (ValueError subclasses) naming the op and the value.
+Runs on one device: partitioning needs no JAX devices, only the rules."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax import lax
+
+from spmdkit.ir import import_jax
+from spmdkit.partition import LocalizeError, PartitionError, complete_forward, localize, partition
+from spmdkit.partition.layouts import ProgramMesh
+from spmdkit.reshard import Layout
+from spmdkit.sharding import Mesh, parse_sharding
+
+MESHES = {"mesh": Mesh({"x": 2, "y": 2})}
+
+
+def program(fn, *args, shardings):
+    return import_jax(fn, *args, arg_shardings=[parse_sharding(s) if s else None for s in shardings],
+                      meshes=MESHES, inline_calls=True)
+
+
+def test_not_divisible_shape_names_the_value():
+    p = program(lambda a: a * 2.0, jnp.ones((3, 4)), shardings=['#sdy.sharding<@mesh, [{"x"}, {}]>'])
+    with pytest.raises(PartitionError, match=r"%a.*dim 0 of size 3 does not divide"):
+        partition(p)
+
+
+def test_axis_not_in_mesh_is_refused():
+    with pytest.raises(ValueError, match="z"):
+        program(lambda a: a * 2.0, jnp.ones((4, 4)), shardings=['#sdy.sharding<@mesh, [{"z"}, {}]>'])
+
+
+def test_op_without_rule_names_the_op():
+    p = program(lambda a: lax.cbrt(a), jnp.ones((4, 4)), shardings=['#sdy.sharding<@mesh, [{"x"}, {}]>'])
+    with pytest.raises(PartitionError, match=r"op 'jax.cbrt'.*no sharding rule"):
+        complete_forward(p)
+
+
+def test_calls_must_be_inlined():
+    p = import_jax(lambda a: jax.jit(jnp.sin)(a), jnp.ones((4,)), meshes=MESHES)
+    with pytest.raises(PartitionError, match="inline_calls=True"):
+        partition(p)
+
+
+def test_partial_argument_is_refused():
+    p = program(lambda a: a + 1.0, jnp.ones((4, 4)), shardings=['#sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>'])
+    with pytest.raises(PartitionError, match="cannot be partial"):
+        partition(p)
+
+
+def test_two_meshes_are_refused():
+    p = program(lambda a: a + 1.0, jnp.ones((4, 4)), shardings=[None])
+    p.meshes["other"] = Mesh({"x": 4})
+    with pytest.raises(PartitionError, match="exactly one mesh"):
+        partition(p)
+
+
+def test_result_sharding_that_does_not_divide():
+    p = program(lambda a: a[:3] * 2.0, jnp.ones((4, 4)), shardings=[None])
+    p.main.result_shardings = [parse_sharding('#sdy.sharding<@mesh, [{"x"}, {}]>')]
+    complete_forward(p)
+    with pytest.raises(PartitionError, match="does not divide"):
+        partition(p)
+
+
+@pytest.mark.parametrize("fn,param", [
+    (lambda a: jnp.argmax(a, axis=0), "axes"),
+    (lambda a: jnp.cumsum(a, axis=0), "axis"),
+    (lambda a: jnp.split(a, 2, axis=0)[0], "axis"),
+])
+def test_params_over_a_split_dim_cannot_be_localized(fn, param):
+    """The localization table refuses a scan/arg-reduce/split axis that the layout splits."""
+    p = program(fn, jnp.ones((4, 4)), shardings=[None])
+    op = next(o for o in p.main.body.ops if o.name.startswith("jax."))
+    pm = ProgramMesh.of(p)
+    split = Layout.make(pm.spec, [("x",), ()])
+    with pytest.raises(LocalizeError, match=rf"op '{op.name}'.*'{param}'.*dim 0"):
+        localize(op, [split], [split] * len(op.results), pm)
+
+
+def test_localized_shapes_follow_the_result_layout():
+    p = program(lambda a: jnp.broadcast_to(a, (4, 8)).reshape(2, 16), jnp.ones((8,)), shardings=[None])
+    pm = ProgramMesh.of(p)
+    bcast, reshape = [o for o in p.main.body.ops if o.name in ("jax.broadcast_in_dim", "jax.reshape")]
+    xy = Layout.make(pm.spec, [("x",), ("y",)])
+    assert localize(bcast, [Layout.make(pm.spec, [("y",)])], [xy], pm)["shape"] == [2, 4]
+    assert localize(reshape, [xy], [xy], pm)["new_sizes"] == [1, 8]
+    assert bcast.attrs["shape"] == [4, 8]  # the op itself is not changed

@@ -1,0 +1,69 @@
+"""Issue 10's check: MLP and GPT-block training steps, annotated on inputs and params, completed,
+partitioned by us and run inside jax.shard_map on 8 virtual CPU devices (2x2 and 2x2x2 meshes) for
+5 SGD steps, against a single-device run; the compiled program's collectives against our plan;
+our bytes beside XLA's own partitioning of the same step (jax.jit with NamedSharding).
+
+The runs happen in one subprocess (partition_worker.py): XLA_FLAGS must be set before JAX starts,
+and other test modules of this pytest process import JAX first.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+CASES = ["mlp-2x2", "gpt-2x2", "mlp-2x2x2", "gpt-2x2x2"]
+TOL = 1e-5
+# cases where forward-only completion leaves gradients reduced before they are sliced (see
+# docs/partition.md, "Bytes against XLA"): there our plan moves more than XLA's and the test
+# records the gap instead of hiding it
+MORE_BYTES_THAN_XLA = {"mlp-2x2x2", "gpt-2x2x2"}
+
+
+@pytest.fixture(scope="module")
+def results():
+    env = dict(os.environ)
+    root = HERE.parent.parent
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "python"), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES], env=env, capture_output=True,
+                          text=True, timeout=900)
+    if proc.returncode != 0:
+        pytest.fail(f"worker failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    for row in rows:  # the numbers the report quotes
+        print(f"{row['case']}: plan {row['plan_counts']} {row['plan_bytes']:.0f} B, "
+              f"XLA {row['xla_counts']} {row['xla_bytes']:.0f} B, ours {row['ours_ms']:.2f} ms/step, "
+              f"XLA {row['xla_ms']:.2f} ms/step")
+    return {row["case"]: row for row in rows}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_loss_grads_and_params_match_one_device(results, case):
+    row = results[case]
+    assert len(row["losses"]) == 5 and row["losses"][-1] < row["losses"][0]  # it trains
+    assert row["diffs"]["loss"] <= TOL, row["diffs"]
+    assert row["diffs"]["grads"] <= TOL, row["diffs"]
+    assert row["diffs"]["params"] <= TOL, row["diffs"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_compiled_collectives_are_the_plan(results, case):
+    row = results[case]
+    assert row["hlo_counts"] == row["plan_counts"]
+    assert row["hlo_bytes"] == pytest.approx(row["plan_bytes"])
+    assert sum(row["plan_counts"].values()) > 0  # the examples need communication
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bytes_beside_xla_auto_partitioning(results, case):
+    row = results[case]
+    assert row["xla_bytes"] > 0
+    if case in MORE_BYTES_THAN_XLA:
+        assert row["plan_bytes"] < 1.5 * row["xla_bytes"], "the known gap grew"
+    else:
+        assert row["plan_bytes"] <= row["xla_bytes"]
