@@ -1,5 +1,5 @@
 """Runs reshard plans with real XLA collectives on 8 virtual CPU devices; prints one JSON line per
-case. Arguments: N_RANDOM SEED [check_vma | cross]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
+case. Arguments: N_RANDOM SEED [check_vma | cross | grad]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
 starts (other test modules in the same pytest process also import JAX)."""
 import json
 import os
@@ -94,7 +94,8 @@ def check_values(plan, jmesh, y, contributions, names):
 def main():
     n_random, seed = int(sys.argv[1]), int(sys.argv[2])
     mode = sys.argv[3] if len(sys.argv) > 3 else ""
-    check_vma = mode == "check_vma"   # JAX also checks replication
+    check_vma = mode in ("check_vma", "grad")   # JAX also checks replication
+    grad = mode == "grad"             # gradient of sum(w * reshard(x)) must be w (needs check_vma)
     cross = mode == "cross"           # whole-axis plans run on the mesh cut into prime factors
     auto = jax.sharding.AxisType.Auto
     jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
@@ -118,6 +119,10 @@ def main():
                "steps": [s.describe() for s in plan.steps], "planned": plan.collective_counts(),
                "compiled": count_collectives(hlo), "values_ok": check_values(plan, fm, y, data, names),
                "plan_bytes": plan.bytes, "compiled_bytes": collective_bytes(hlo), "xla_auto_bytes": None}
+        if grad and not src.partial and not tgt.partial:  # the global map is the identity
+            w = rng.normal(size=shape).astype(np.float32)
+            g = jax.grad(lambda v: jax.numpy.sum(f(v) * w))(x)
+            row["grad_ok"] = bool(np.allclose(np.asarray(g), w, atol=1e-5))
         if not src.partial and not tgt.partial and not mode:  # XLA's own partitioner, same reshard
             auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
             ahlo = auto.lower(jax.device_put(data, NamedSharding(jm, partition_spec(src)))).compile().as_text()

@@ -77,12 +77,15 @@ def test_sub_axis_plans_ran(rows):
     assert any(":(" in step for r in rows for step in r["steps"])
 
 
-def test_plans_pass_jax_replication_checks():
+def test_plans_pass_jax_replication_checks_and_differentiate():
     """With check_vma=True JAX checks that each result varies over exactly the axes its layout
-    shards it over (all_gather must say its result is replicated: to="invarying")."""
-    rows = _run_worker("6", "11", "check_vma")
-    assert len(rows) == 17 + 6
+    shards it over (all_gather must say its result is replicated: to="invarying"), and then
+    gradients through a plan are right: d sum(w * reshard(x)) / dx = w."""
+    rows = _run_worker("10", "11", "grad")
+    assert len(rows) == 17 + 10
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
+    graded = [r for r in rows if "grad_ok" in r]
+    assert len(graded) >= 8 and all(r["grad_ok"] for r in graded), graded
 
 
 def test_whole_axis_plans_run_on_a_finer_mesh():
