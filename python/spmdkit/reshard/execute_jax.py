@@ -1,8 +1,8 @@
 """Running a plan with real XLA collectives inside `jax.shard_map`.
 
-`apply_plan(plan, x)` is the per-device body (call it inside any shard_map over a mesh whose
-axes are the plan's); `reshard_function(plan, mesh)` wraps it into a jitted global -> global
-function. A partial value cannot be written as one global array, so there the global array
+`apply_plan(plan, x, mesh)` is the per-device body (call it inside a shard_map over the plan's
+factor mesh, or any mesh cutting out every axis the plan uses); `reshard_function(plan, mesh)`
+wraps it into a jitted global -> global function. A partial value cannot be written as one global array, so there the global array
 carries one leading dim, sharded over the partial axes, holding each partial coordinate's
 contribution. Reading the compiled program's collectives: hlo_collectives.py. JAX is imported
 lazily: importing spmdkit.reshard never starts a JAX backend.
