@@ -133,3 +133,26 @@ def test_random_programs_import_print_parse_and_evaluate_exactly(ops, rows, cols
     program = parse(print_program(import_jax(f, x)), strict_ops=False)
     got = jax.jit(lambda a: evaluate(program, a)[0])(x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.jit(f)(x)))
+
+
+# -- any params of the plain kinds round trip, by property ----------------------------------------
+_PLAIN = st.one_of(
+    st.integers(-2 ** 31, 2 ** 31), st.booleans(), st.text("abcxyz_", min_size=1, max_size=5),
+    st.floats(allow_nan=False, width=32), st.none(),
+    st.lists(st.integers(0, 9), max_size=4).map(tuple),
+    st.frozensets(st.sampled_from(["a", "b", "c"])),
+    st.lists(st.lists(st.integers(0, 3), max_size=2).map(tuple), max_size=2).map(tuple),
+    st.integers(0, 100).map(np.int64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(params=st.dictionaries(st.sampled_from(["alpha", "axes", "sizes", "flag", "name", "groups", "limit"]), _PLAIN,
+                              max_size=5),
+       dtype=st.sampled_from([None, "float32", "bfloat16", "int8", "bool"]))
+def test_plain_params_round_trip(params, dtype):
+    if dtype is not None:
+        params = dict(params, new_dtype=jnp.dtype(dtype))
+    attrs = attrs_from_params("some_primitive", params)
+    for key, value in attrs.items():
+        assert to_text(value, None, key)
+    assert params_from_attrs("some_primitive", attrs) == params

@@ -11,6 +11,7 @@ interpreter binds the primitive with them. Encodings:
 - dimension-number tuples -> one list attribute per field (scatter's `operand_batching_dims`
   is `input_batching_dims`, as StableHLO names it); pad's `padding_config` -> flat (lo, hi, in)*;
 - params that are None -> omitted, their names listed in the attribute `jax.none_params`;
+- sets -> sorted lists, their names listed in `jax.set_params`;
 - a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype).
 Params that are jaxprs are the importer's business (regions, functions), never attributes.
 `jax._src` is private; every use of it by the IR is in this one module.
@@ -25,6 +26,7 @@ import numpy as np
 from .errors import AttributeConversionError
 
 NONE_PARAMS = "jax.none_params"
+SET_PARAMS = "jax.set_params"  # names of params that are sets (kept as sorted lists)
 
 DTYPE_PARAMS = frozenset({"new_dtype", "dtype", "preferred_element_type", "index_dtype", "out_dtype",
                           "accumulation_type", "input_dtype", "output_dtype"})
@@ -77,6 +79,7 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The attributes of a `jax.<prim>` op (structural params left out; the caller handles them)."""
     attrs: dict[str, Any] = {}
     nones: list[str] = []
+    sets: list[str] = []
     dnums = _dimension_number_classes()
     for key, value in params.items():
         where = f"jax.{prim}: param {key!r}"
@@ -103,16 +106,18 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "padding_config" and prim == "pad":
             attrs[key] = [int(x) for triple in value for x in triple]
         elif isinstance(value, (frozenset, set)):
-            attrs[key] = sorted(encode_value(v, where) for v in value)
+            attrs[key] = sorted((encode_value(v, where) for v in value), key=repr)
+            sets.append(key)
         else:
             attrs[key] = encode_value(value, where)
     if nones:
         attrs[NONE_PARAMS] = sorted(nones)
+    if sets:
+        attrs[SET_PARAMS] = sorted(sets)
     return attrs
 
 
 # -- attributes -> params -----------------------------------------------------------------
-_SET_PARAMS = frozenset({"unconstrained_dims", "newly_manual_axes", "manual_axes"})
 
 
 def _as_param(value):
@@ -127,6 +132,7 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
 
     attrs = dict(attrs)
     params: dict[str, Any] = {k: None for k in attrs.pop(NONE_PARAMS, [])}
+    sets = set(attrs.pop(SET_PARAMS, []))
     enums = _enum_classes()
     dnums = _dimension_number_classes()
     if prim == "dot_general":
@@ -162,7 +168,7 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
                 params[key] = tuple(cls[v] for v in value) if isinstance(value, list) else cls[value]
             except KeyError:
                 raise ParamError(f"jax.{prim}: {key}={value!r} is not a {cls.__name__}") from None
-        elif key in _SET_PARAMS:
+        elif key in sets:
             params[key] = frozenset(value)
         else:
             params[key] = _as_param(value)
