@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from spmdkit.ir import (EvaluateError, TensorType, evaluate, import_jax, parse, print_program,
+from spmdkit.ir import (EvaluateError, JaxImportError, TensorType, evaluate, import_jax, parse, print_program,
                         verify_program)
 from spmdkit.ir.constants import dense_attr, dense_value
 
@@ -153,3 +153,16 @@ def test_arg_shardings_survive_print_and_parse(case):
     again = parse(print_program(program), strict_ops=False)
     assert again.main.args[0].sharding == sharding
     verify_program(again)
+
+
+def test_result_shardings_land_on_the_results():
+    from spmdkit.sharding import Mesh
+    program = import_jax(lambda a: (a * 2.0, {"s": a.sum()}), jnp.ones((4, 2)), meshes={"m": Mesh({"x": 2})},
+                         result_shardings=('#sdy.sharding<@m, [{"x"}, {}]>', {"s": None}))
+    assert [str(s) if s else None for s in program.main.result_shardings] == ['#sdy.sharding<@m, [{"x"}, {}]>', None]
+    assert '-> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>}, tensor<f32>)' in print_program(program)
+    with pytest.raises(JaxImportError, match="result_shardings has 1 leaves; the function has 2 array results"):
+        import_jax(lambda a: (a, a), jnp.ones(2), result_shardings=[[None]])
+    with pytest.raises(JaxImportError, match="result 0.*rank"):
+        import_jax(lambda a: a, jnp.ones(2), meshes={"m": Mesh({"x": 2})},
+                   result_shardings=['#sdy.sharding<@m, [{"x"}, {}]>'])

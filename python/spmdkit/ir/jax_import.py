@@ -43,14 +43,14 @@ class JaxImportError(IRError):
     """A JAX program the IR cannot hold; names the primitive and the equation."""
 
 
-def import_jax(fn, *example_args, arg_shardings=None, meshes=None, inline_calls: bool = False,
-               name: Optional[str] = None) -> Program:
+def import_jax(fn, *example_args, arg_shardings=None, result_shardings=None, meshes=None,
+               inline_calls: bool = False, name: Optional[str] = None) -> Program:
     """Trace `fn(*example_args)` and return it as a Program whose `main` is `fn`.
 
     `arg_shardings`: None, or one entry per flattened argument leaf (a flat sequence, or a pytree
     shaped like `example_args` with None / TensorSharding / Shardy text / jax NamedSharding
-    leaves). `meshes`: {name: spmdkit Mesh} that the shardings name. Example args may be arrays
-    or `jax.ShapeDtypeStruct`s.
+    leaves); `result_shardings` likewise per flattened result leaf. `meshes`: {name: spmdkit
+    Mesh} that the shardings name. Example args may be arrays or `jax.ShapeDtypeStruct`s.
     """
     import jax
 
@@ -68,8 +68,7 @@ def import_jax(fn, *example_args, arg_shardings=None, meshes=None, inline_calls:
     names = _arg_names(fn, example_args)
     for value, arg_name in zip(main.args, names):
         value.name = arg_name
-    if arg_shardings is not None:
-        _attach_arg_shardings(program, main, example_args, arg_shardings)
+    _attach_shardings(program, main, arg_shardings, result_shardings)
     if name is not None:
         program.name = name
     return program
@@ -339,40 +338,51 @@ def spec_to_sharding(mesh_name: str, mesh, spec, rank: int, replicated: Sequence
     return TensorSharding(mesh_name, dims, replicated=rest)
 
 
-def _attach_arg_shardings(program: Program, main: Function, example_args, arg_shardings) -> None:
+def _resolve_shardings(program: Program, given, types: list, labels: list[str], what: str) -> list:
+    """One TensorSharding or None per value, from a flat list or a pytree of shardings."""
     import jax
 
     from ..sharding import TensorSharding, parse_sharding, verify
     is_leaf = lambda x: x is None or isinstance(x, (TensorSharding, str, jax.sharding.Sharding))  # noqa: E731
-    if isinstance(arg_shardings, (list, tuple)) and len(arg_shardings) == len(main.args) and \
-            all(is_leaf(s) for s in arg_shardings):
-        flat = list(arg_shardings)
+    if isinstance(given, (list, tuple)) and len(given) == len(types) and all(is_leaf(s) for s in given):
+        flat = list(given)
     else:
-        flat = jax.tree_util.tree_leaves(arg_shardings, is_leaf=is_leaf)
-        if len(flat) != len(main.args):
-            raise JaxImportError(f"arg_shardings has {len(flat)} leaves; the function has {len(main.args)} "
-                                 f"array arguments")
-    for i, (value, sharding) in enumerate(zip(main.args, flat)):
-        label = f"argument {i} ({value.name})" if value.name else f"argument {i}"
-        if sharding is None:
-            continue
+        flat = jax.tree_util.tree_leaves(given, is_leaf=is_leaf)
+        if len(flat) != len(types):
+            raise JaxImportError(f"{what} has {len(flat)} leaves; the function has {len(types)} array "
+                                 f"{'arguments' if what == 'arg_shardings' else 'results'}")
+    out = []
+    for t, label, sharding in zip(types, labels, flat):
         if isinstance(sharding, str):
             sharding = parse_sharding(sharding)
         elif isinstance(sharding, jax.sharding.NamedSharding):
             mesh_name = register_mesh(program, mesh_from_jax(sharding.mesh))
-            sharding = spec_to_sharding(mesh_name, program.meshes[mesh_name], sharding.spec, value.type.rank)
-        elif not isinstance(sharding, TensorSharding):
+            sharding = spec_to_sharding(mesh_name, program.meshes[mesh_name], sharding.spec, t.rank)
+        elif sharding is not None and not isinstance(sharding, TensorSharding):
             raise TypeError(f"import_jax: {label}: a sharding must be a TensorSharding, Shardy text or a "
                             f"NamedSharding, got {type(sharding).__name__}")
-        if isinstance(sharding.mesh, str) and sharding.mesh not in program.meshes:
-            raise JaxImportError(f"{label}: sharding {sharding} names mesh @{sharding.mesh}, which is not in "
-                                 f"meshes ({', '.join(sorted(program.meshes)) or 'none given'})",
-                                 value=f"%{value.name or i}")
-        try:
-            verify(sharding, program.meshes, value.type.shape, name=label)
-        except ValueError as e:
-            raise JaxImportError(str(e), value=f"%{value.name or i}") from None
-        value.sharding = sharding
+        if sharding is not None:
+            if isinstance(sharding.mesh, str) and sharding.mesh not in program.meshes:
+                raise JaxImportError(f"{label}: sharding {sharding} names mesh @{sharding.mesh}, which is not in "
+                                     f"meshes ({', '.join(sorted(program.meshes)) or 'none given'})", value=label)
+            try:
+                verify(sharding, program.meshes, t.shape, name=label)
+            except ValueError as e:
+                raise JaxImportError(str(e), value=label) from None
+        out.append(sharding)
+    return out
+
+
+def _attach_shardings(program: Program, main: Function, arg_shardings, result_shardings) -> None:
+    if arg_shardings is not None:
+        labels = [f"argument {i} ({v.name})" if v.name else f"argument {i}" for i, v in enumerate(main.args)]
+        for value, s in zip(main.args, _resolve_shardings(program, arg_shardings, [v.type for v in main.args],
+                                                          labels, "arg_shardings")):
+            value.sharding = s
+    if result_shardings is not None:
+        labels = [f"result {i}" for i in range(len(main.result_types))]
+        main.result_shardings = _resolve_shardings(program, result_shardings, list(main.result_types), labels,
+                                                   "result_shardings")
 
 
 # -- helpers -------------------------------------------------------------------------------------
