@@ -166,3 +166,19 @@ def test_result_shardings_land_on_the_results():
     with pytest.raises(JaxImportError, match="result 0.*rank"):
         import_jax(lambda a: a, jnp.ones(2), meshes={"m": Mesh({"x": 2})},
                    result_shardings=['#sdy.sharding<@m, [{"x"}, {}]>'])
+
+
+def test_switch_and_while_with_constants_in_both_regions():
+    def f(i, x, limit):
+        y = jax.lax.switch(i, [lambda v: v + 1.0, lambda v: v * 3.0, lambda v: jnp.sin(v)], x)
+        n, z = jax.lax.while_loop(lambda c: (c[0] < 5) & (c[1].sum() < limit),  # cond reads `limit`
+                                  lambda c: (c[0] + 1, c[1] * 1.5 + x), (0, y))  # body reads `x`
+        return n, z
+
+    x = jnp.linspace(0.0, 1.0, 3)
+    for i in range(3):
+        program = _check(f, jnp.int32(i), x, jnp.float32(20.0))
+    (case,) = [op for op in program.walk() if op.name == "stablehlo.case"]
+    assert len(case.regions) == 3
+    (loop,) = [op for op in program.walk() if op.name == "stablehlo.while"]
+    assert len(loop.operands) == 2  # only the carried values; the constants are read from outside
