@@ -194,3 +194,9 @@ def test_rule_ops_without_a_jax_primitive_are_not_evaluated():
     f.ret(f.op("matmul", [x, x], {"trans_x": False}, result_types=[(2, 2)]))
     with pytest.raises(EvaluateError, match="no evaluator for op 'matmul'"):
         evaluate(pb.build(), np.ones((2, 2), np.float32))
+
+
+def test_elementwise_inference_names_are_known_ops():
+    from spmdkit.ir.builder import ELEMENTWISE
+    from spmdkit.ir.verify import op_name_known
+    assert all(op_name_known(n) for n in ELEMENTWISE)

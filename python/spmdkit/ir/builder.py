@@ -32,7 +32,7 @@ DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
 # registry names whose result is the numpy broadcast of their operands (same element type)
 ELEMENTWISE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "elementwise_pow", "relu", "gelu", "exp",
-    "log", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "scale", "silu", "cast_like",
+    "log", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "scale", "silu",
     "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.maximum",
     "stablehlo.minimum", "stablehlo.negate", "stablehlo.exponential", "stablehlo.log", "stablehlo.tanh",
     "stablehlo.rsqrt", "stablehlo.sqrt", "stablehlo.abs", "stablehlo.logistic", "stablehlo.power",
