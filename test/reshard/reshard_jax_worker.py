@@ -34,6 +34,7 @@ FIXED = [  # (mesh, shape, source, target): one of each move, and the brief's ex
     ("2x2x2", (8, 8), '[{"y"}, {}]', '[{}, {}] partial={"x", "z"}:sum'),
     ("2x2x2", (8, 8), '[{"x", "y", "z"}, {}]', '[{}, {"z", "y", "x"}]'),
     ("2x2", (4, 4), '[{"x"}, {}]', '[{"x"}, {}]'),
+    ("2x4", (8, 8), '[{"y", "x"}, {}]', '[{"y"}, {}] partial={"x"}:sum'),   # a free zero-pad
     # one collective over two axes not in mesh order (JAX linearises the tuple as given)
     ("2x2x2", (8, 8), '[{}, {}] partial={"x", "y"}:sum', '[{"y", "x"}, {}]'),
     ("2x2x2", (8, 8), '[{"z", "x"}, {}]', '[{}, {}]'),

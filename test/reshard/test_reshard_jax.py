@@ -32,7 +32,7 @@ def _run_worker(*args):
 @pytest.fixture(scope="module")
 def rows():
     rows = _run_worker("24", "3")
-    assert len(rows) == 17 + 24
+    assert len(rows) == 18 + 24
     return rows
 
 
@@ -68,6 +68,7 @@ def test_no_more_bytes_than_xla_partitioner(rows):
 
 def test_groups_of_axes_out_of_mesh_order_ran(rows):
     steps = {s for r in rows for s in r["steps"]}
+    assert "pad_to_partial(x, dim 0)" in steps
     assert {"reduce_scatter(y,x, dim 0)", "all_gather(z,x, dim 0)", "all_to_all(z,x: dim 0 -> dim 1)",
             "reduce_scatter(z,x, dim 1)"} <= steps
 
@@ -82,7 +83,7 @@ def test_plans_pass_jax_replication_checks_and_differentiate():
     shards it over (all_gather must say its result is replicated: to="invarying"), and then
     gradients through a plan are right: d sum(w * reshard(x)) / dx = w."""
     rows = _run_worker("10", "11", "grad")
-    assert len(rows) == 17 + 10
+    assert len(rows) == 18 + 10
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
     graded = [r for r in rows if "grad_ok" in r]
     assert len(graded) >= 8 and all(r["grad_ok"] for r in graded), graded
@@ -92,6 +93,6 @@ def test_whole_axis_plans_run_on_a_finer_mesh():
     """A plan over whole axes runs inside a shard_map over the mesh cut into prime factors (as a
     partitioner running everything on one factor mesh would): each axis becomes its factors."""
     rows = _run_worker("6", "13", "cross")
-    assert len(rows) == 17 + 6
+    assert len(rows) == 18 + 6
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
     assert not any(":(" in step for r in rows for step in r["steps"])

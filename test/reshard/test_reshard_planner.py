@@ -260,3 +260,15 @@ def test_five_axes_rank_four_is_planned_exactly_and_proven():
     plan = plan_reshard(mesh, (4, 4, 4, 4), src, tgt, itemsize=8)
     assert plan.exact and plan.cost_us < naive_plan(mesh, (4, 4, 4, 4), src, tgt, itemsize=8).cost_us
     prove_plan(plan, every_step=True)
+
+
+def test_shard_to_partial_sum_is_a_free_zero_pad():
+    """[{"x"}, {}] -> partial sum over x: each device zero-pads its block to the full size (the
+    sum over x of the padded blocks is the gathered tensor); no collective at all."""
+    plan = plan_reshard(MESH, (8, 8), L(MESH, [("y", "x"), ()]), L(MESH, [("y",), ()], ("x",), "sum"))
+    assert kinds(plan) == ["pad_to_partial"] and plan.cost_us == 0
+    prove_plan(plan)
+    for reduce in ("max", "avg"):   # only a sum is a zero-padded gather
+        other = plan_reshard(MESH, (8, 8), L(MESH, [("y", "x"), ()]), L(MESH, [("y",), ()], ("x",), reduce))
+        assert "pad_to_partial" not in kinds(other) and "all_gather" in kinds(other)
+        prove_plan(other)

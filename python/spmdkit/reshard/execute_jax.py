@@ -2,9 +2,9 @@
 
 `apply_plan(plan, x, mesh)` is the per-device body (call it inside a shard_map over the plan's
 factor mesh, or any mesh cutting out every axis the plan uses); `reshard_function(plan, mesh)`
-wraps it into a jitted global -> global function. A partial value cannot be written as one global array, so there the global array
-carries one leading dim, sharded over the partial axes, holding each partial coordinate's
-contribution. Reading the compiled program's collectives: hlo_collectives.py. JAX is imported
+wraps it into a jitted global -> global function. A partial value cannot be written as one
+global array, so there the global array carries one leading dim, sharded over the partial axes,
+holding each partial coordinate's contribution. Reading the compiled program's collectives: hlo_collectives.py. JAX is imported
 lazily: importing spmdkit.reshard never starts a JAX backend.
 """
 from __future__ import annotations
@@ -101,6 +101,10 @@ def apply_plan(plan: Plan, x, mesh=None):
         elif s.kind == "slice":
             size = x.shape[s.dim] // n
             x = jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(a) * size, size, axis=s.dim)
+        elif s.kind == "pad_to_partial":
+            size = x.shape[s.dim]
+            shape = x.shape[:s.dim] + (size * n,) + x.shape[s.dim + 1:]
+            x = jax.lax.dynamic_update_slice_in_dim(jnp.zeros(shape, x.dtype), x, jax.lax.axis_index(a) * size, s.dim)
         elif s.kind == "make_partial":
             if reduce == "sum":
                 x = jnp.where(jax.lax.axis_index(a) == 0, x, jnp.zeros_like(x))

@@ -87,6 +87,15 @@ def apply_step(mesh: MeshSpec, step, x: dict[int, np.ndarray]) -> dict[int, np.n
             new[dev] = np.concatenate([np.split(x[g], n, axis=step.dim_to)[k] for g in group], axis=step.dim)
         elif kind == "slice":
             new[dev] = np.split(x[dev], n, axis=step.dim)[k]
+        elif kind == "pad_to_partial":
+            size = x[dev].shape[step.dim]
+            shape = list(x[dev].shape)
+            shape[step.dim] = size * n
+            padded = np.zeros(shape, x[dev].dtype)
+            index = [slice(None)] * padded.ndim
+            index[step.dim] = slice(k * size, (k + 1) * size)
+            padded[tuple(index)] = x[dev]
+            new[dev] = padded
         elif kind == "make_partial":
             keep = reduce != "sum" or k == 0
             new[dev] = x[dev] if keep else np.zeros_like(x[dev])

@@ -11,6 +11,8 @@ first major), as one XLA collective:
   collective_permute(A)   same per-dim block counts, axes reassigned (e.g. {"x","y"} -> {"y","x"})
   slice(a, d)             a replicates; a becomes the minor axis of dim d (local, free)
   make_partial(a)         a replicates; a becomes partial (local, free: see docs/reshard.md)
+  pad_to_partial(a, d)    a is dim d's minor axis; it becomes partial-sum: each device zero-pads
+                          its block to the gathered size (local, free; the sum is the gather)
 
 Only minor-most axes of a dim can be gathered or moved: gathering a major one would leave each
 device a strided set of blocks, which no layout describes.
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from .cost import CostModel
 from .layout import Layout, MeshSpec
 
-LOCAL_KINDS = ("slice", "make_partial")
+LOCAL_KINDS = ("slice", "make_partial", "pad_to_partial")
 COLLECTIVE_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute")
 
 
@@ -97,6 +99,10 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
                              dim=d, nbytes=(n - 1) / n * B)
     # sharded axes: gather, or move to another dim, any minor-most run of a dim's axes
     for d, axes in enumerate(dims):
+        a = axes[-1] if axes else None
+        if a in target_partial and target_reduce == "sum" and (not partial or layout.reduce == "sum"):
+            new_partial = tuple(p for p in mesh.names if p in partial or p == a)
+            step("pad_to_partial", (a,), Layout(_replace_dim(dims, d, axes[:-1]), new_partial, "sum"), dim=d)
         for k in range(1, len(axes) + 1):
             run, n = axes[-k:], group(axes[-k:])
             gathered = _replace_dim(dims, d, axes[:-k])
