@@ -4,8 +4,8 @@
 factor mesh, or any mesh cutting out every axis the plan uses); `reshard_function(plan, mesh)`
 wraps it into a jitted global -> global function. A partial value cannot be written as one
 global array, so there the global array carries one leading dim, sharded over the partial axes,
-holding each partial coordinate's contribution. Reading the compiled program's collectives: hlo_collectives.py. JAX is imported
-lazily: importing spmdkit.reshard never starts a JAX backend.
+holding each partial coordinate's contribution. Reading the compiled program's collectives:
+hlo_collectives.py. JAX is imported lazily: importing spmdkit.reshard never starts a backend.
 """
 from __future__ import annotations
 
