@@ -18,7 +18,7 @@ AXIS_NAMES = "xyzw"
 @st.composite
 def meshes(draw, max_axes=3):
     n = draw(st.integers(1, max_axes))
-    sizes = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4, 6]), min_size=n, max_size=n)
+    sizes = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4, 6, 8]), min_size=n, max_size=n)
                  .filter(lambda s: math.prod(s) <= 24))   # every device is simulated: keep meshes small
     return MeshSpec.make([(AXIS_NAMES[i], s) for i, s in enumerate(sizes)])
 
