@@ -3,14 +3,14 @@
 - An equation of primitive `p` becomes an op `jax.p` whose attributes are its params converted
   by `jax_params` (the rule registry's names, nothing dropped).
 - Literals and closed-over constants become `stablehlo.constant` ops (attribute `value`: an
-  exact dense attribute, see constants.py) in the block that uses them, one per use site, so a
-  function body never reads a value defined outside it.
+  exact dense attribute, see constants.py), one per use site, in the block of the use: functions
+  and manual computation bodies (isolated from above) never read an outer value.
 - `jit`/`pjit`/`closed_call`/`remat` bodies and `custom_jvp_call`/`custom_vjp_call` primal bodies
   become private functions called with `func.call` (attribute `callee`: the function's name); one
   function per distinct jaxpr (and jit shardings). A jit's named in/out shardings become the
   callee's argument/result shardings. `inline_calls=True` inlines the bodies instead (and drops
-  the jit shardings). (A custom derivative
-  rule is not imported: differentiate before importing, as `train_step` does.)
+  the jit shardings). A custom derivative rule is not imported: differentiate before importing,
+  as `train_step` does.
 - `shard_map` becomes `sdy.manual_computation` (in/out shardings from the specs, the manual axes
   implicit in a spec listed as explicitly replicated, body on local shapes, `sdy.return`).
 - `while` becomes `stablehlo.while` (operands: the carried values; the regions read the loop
