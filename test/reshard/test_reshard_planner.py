@@ -272,3 +272,13 @@ def test_shard_to_partial_sum_is_a_free_zero_pad():
         other = plan_reshard(MESH, (8, 8), L(MESH, [("y", "x"), ()]), L(MESH, [("y",), ()], ("x",), reduce))
         assert "pad_to_partial" not in kinds(other) and "all_gather" in kinds(other)
         prove_plan(other)
+
+
+def test_scalars_and_empty_dims():
+    mesh = MeshSpec.make("x=2,y=2")
+    scalar = plan_reshard(mesh, (), L(mesh, [], ("x",), "sum"), L(mesh, []))
+    assert kinds(scalar) == ["all_reduce"] and scalar.bytes == 4
+    prove_plan(scalar, every_step=True)
+    empty = plan_reshard(mesh, (0, 4), L(mesh, [("x",), ()]), L(mesh, [(), ("x",)]))
+    assert kinds(empty) == ["all_to_all"] and empty.bytes == 0
+    prove_plan(empty, every_step=True)
