@@ -1,0 +1,132 @@
+#include "projection.h"
+
+#include "errors.h"
+
+namespace spmd::prop {
+namespace {
+
+const FactorTable::TensorFactors& tensor_factors(const FactorTable& t, const Op& op, int i) {
+  return op.is_result(i) ? t.results[i - op.operands.size()] : t.operands[i];
+}
+
+bool is_outer(const Op& op, int i) { return op.manual_axes && (op.outer_tensors >> i & 1); }
+bool is_manual(const Op& op, const AxisRef& a) { return op.manual_axes >> a.axis & 1; }
+
+void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projection& p) {
+  const FactorTable& table = g.tables[op.table];
+  const TensorSharding& s = g.shardings[op.tensor_value(i)];
+  AxisList& reserved = p.reserved[i];
+  reserved = s.replicated;
+  const bool outer = is_outer(op, i);
+  if (op.manual_axes && !outer && p.mesh >= 0) {  // inside the body the manual axes do not exist
+    for (std::size_t a = 0; a < g.meshes[p.mesh].axis_sizes.size(); ++a)
+      if (op.manual_axes >> a & 1) reserved.push_back({static_cast<int32_t>(a), 1, g.meshes[p.mesh].axis_sizes[a]});
+  }
+  const auto& dims = tensor_factors(table, op, i);
+  AxisList queue;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const DimSharding& ds = d < s.dims.size() ? s.dims[d] : DimSharding{};
+    std::size_t qi = 0;
+    queue.assign(ds.axes.begin(), ds.axes.end());
+    if (outer) {  // the manual axes lead the dim and stay outside
+      while (qi < queue.size() && is_manual(op, queue[qi])) reserved.push_back(queue[qi++]);
+      for (std::size_t k = qi; k < queue.size(); ++k)
+        if (is_manual(op, queue[k]))
+          throw ValueError("op '" + op.name + "': manual axis " + axis_to_string(g.meshes[p.mesh], queue[k]) +
+                           " follows a free axis in dim " + std::to_string(d) + " of value " + std::to_string(op.tensor_value(i)));
+    }
+    const bool hidden = ds.user && effective_priority(ds) > threshold;
+    bool closed_rest = ds.closed || hidden;
+    for (int f : dims[d]) {
+      FactorSlot& slot = p.at(i, f);
+      slot.present = true;
+      slot.origin = ds.origin;
+      int64_t cap = table.sizes[f];
+      while (!hidden && qi < queue.size() && cap > 1) {
+        const AxisRef a = queue[qi];
+        if (cap % a.size == 0) {
+          slot.axes.push_back(a);
+          cap /= a.size;
+          ++qi;
+        } else if (a.size % cap == 0) {  // the factor takes the major part of the axis
+          slot.axes.push_back({a.axis, a.pre, cap});
+          queue[qi] = {a.axis, a.pre * cap, a.size / cap};
+          cap = 1;
+        } else {
+          break;
+        }
+      }
+      slot.closed = closed_rest;
+      if (qi < queue.size()) slot.closed = true;  // a minor axis follows: this factor is fixed
+      if (cap > 1 && qi < queue.size() && !hidden) {  // non-divisible: the rest stays on the dim only
+        for (; qi < queue.size(); ++qi) reserved.push_back(queue[qi]);
+        slot.closed = true;
+      }
+      if (cap > 1) closed_rest = true;  // a minor factor may grow only once this one is whole
+    }
+    for (; qi < queue.size(); ++qi) reserved.push_back(queue[qi]);  // hidden, or axes on a factorless dim
+  }
+}
+
+}  // namespace
+
+bool project(const Graph& g, const Op& op, int threshold, Direction dir, Projection& p) {
+  const FactorTable& table = g.tables[op.table];
+  p.num_tensors = op.num_tensors();
+  p.num_factors = table.num_factors();
+  p.mesh = -1;
+  for (int i = 0; i < p.num_tensors; ++i) {
+    const int m = g.shardings[op.tensor_value(i)].mesh;
+    if (m < 0) continue;
+    if (p.mesh >= 0 && m != p.mesh) return false;
+    p.mesh = m;
+  }
+  p.slots.assign(static_cast<std::size_t>(p.num_tensors) * p.num_factors, FactorSlot{});
+  p.reserved.resize(p.num_tensors);
+  p.updatable.assign(p.num_tensors, 0);
+  for (int i = 0; i < p.num_tensors; ++i) {
+    p.updatable[i] = (dir & (op.is_result(i) ? kForward : kBackward)) != 0;
+    project_tensor(g, op, i, threshold, p);
+  }
+  return true;
+}
+
+void write_back(Graph& g, const Op& op, const Projection& p, std::vector<int>& changed) {
+  const FactorTable& table = g.tables[op.table];
+  for (int i = 0; i < p.num_tensors; ++i) {
+    const auto& dims = tensor_factors(table, op, i);
+    const int v = op.tensor_value(i);
+    TensorSharding& s = g.shardings[v];
+    bool any = false;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      int origin = kNoOrigin;
+      bool grew = false;
+      for (int f : dims[d])
+        if (p.at(i, f).grew) {
+          grew = true;
+          if (origin == kNoOrigin) origin = p.at(i, f).origin;
+        }
+      if (!grew) continue;
+      DimSharding& ds = s.dims[d];
+      AxisList axes;
+      if (is_outer(op, i))
+        for (const AxisRef& a : ds.axes) {
+          if (!is_manual(op, a)) break;
+          axes.push_back(a);
+        }
+      const auto& sizes = g.meshes[p.mesh].axis_sizes;
+      for (int f : dims[d])
+        for (const AxisRef& a : p.at(i, f).axes) append_merged(axes, a, sizes[a.axis]);
+      if (axes == ds.axes) continue;
+      ds.axes = std::move(axes);
+      ds.origin = origin;
+      any = true;
+    }
+    if (any) {
+      s.mesh = p.mesh;
+      changed.push_back(v);
+    }
+  }
+}
+
+}  // namespace spmd::prop
