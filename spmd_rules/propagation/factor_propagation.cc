@@ -44,8 +44,10 @@ Candidate compatible(const Projection& p, int f) {
   return c;
 }
 
-// Cuts `axes` where the product stops dividing the factor size.
-void truncate_divisible(AxisList& axes, int64_t factor_size) {
+// Cuts `axes` where the product stops dividing the factor size (only a factor that is minor-most
+// in every tensor may be split unevenly: the padding then sits at the end of the dim).
+void truncate_divisible(AxisList& axes, int64_t factor_size, bool must_divide) {
+  if (!must_divide) return;
   int64_t prod = 1;
   for (std::size_t k = 0; k < axes.size(); ++k) {
     prod *= axes[k].size;
@@ -124,7 +126,7 @@ void propagate_basic(const Graph& g, const Op& op, Projection& p) {
     if (!propagatable(table, f)) continue;
     Candidate c = compatible(p, f);
     if (c.axes.empty()) continue;
-    truncate_divisible(c.axes, table.sizes[f]);
+    truncate_divisible(c.axes, table.sizes[f], p.must_divide[f]);
     // Cut at the first axis another factor uses, or a receiving tensor reserves.
     std::size_t k = 0;
     for (; k < c.axes.size(); ++k) {
@@ -156,7 +158,7 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
   for (int f = 0; f < p.num_factors; ++f) {
     if (!propagatable(table, f)) continue;
     cands[f] = compatible(p, f);
-    truncate_divisible(cands[f].axes, table.sizes[f]);
+    truncate_divisible(cands[f].axes, table.sizes[f], p.must_divide[f]);
     if (!cands[f].axes.empty()) order.push_back(f);
   }
   auto key = [&](int f) {

@@ -37,7 +37,10 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
     }
     const bool hidden = ds.user && effective_priority(ds) > threshold;
     bool closed_rest = ds.closed || hidden;
-    for (int f : dims[d]) {
+    for (std::size_t fi = 0; fi < dims[d].size(); ++fi) {
+      const int f = dims[d][fi];
+      const bool minor_most = fi + 1 == dims[d].size();
+      if (!minor_most) p.must_divide[f] = 1;
       FactorSlot& slot = p.at(i, f);
       slot.present = true;
       slot.origin = ds.origin;
@@ -52,10 +55,16 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
           slot.axes.push_back({a.axis, a.pre, cap});
           queue[qi] = {a.axis, a.pre * cap, a.size / cap};
           cap = 1;
+        } else if (minor_most) {  // Shardy allows a non-divisible split of the minor-most factor
+          slot.axes.push_back(a);
+          cap = 1;
+          ++qi;
         } else {
           break;
         }
       }
+      if (minor_most)  // the minor-most factor holds the rest of the dim
+        for (; !hidden && qi < queue.size(); ++qi) slot.axes.push_back(queue[qi]);
       slot.closed = closed_rest;
       if (qi < queue.size()) slot.closed = true;  // a minor axis follows: this factor is fixed
       if (cap > 1 && qi < queue.size() && !hidden) {  // non-divisible: the rest stays on the dim only
@@ -84,6 +93,7 @@ bool project(const Graph& g, const Op& op, int threshold, Direction dir, Project
   p.slots.assign(static_cast<std::size_t>(p.num_tensors) * p.num_factors, FactorSlot{});
   p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
+  p.must_divide.assign(p.num_factors, 0);
   for (int i = 0; i < p.num_tensors; ++i) {
     p.updatable[i] = (dir & (op.is_result(i) ? kForward : kBackward)) != 0;
     project_tensor(g, op, i, threshold, p);

@@ -1,7 +1,7 @@
 """Factor tables written as text, for tests and hand-built graphs.
 
 Two spellings are accepted:
-  - an einsum-like shorthand: "ij,jk->ik", a compound dim in parentheses "(ij)k->ijk", `_` for a
+  - an einsum-like shorthand: "ij,jk->ik" (factors numbered in alphabetical order), a compound dim in parentheses "(ij)k->ijk", `_` for a
     size-1 dim that has no factor; factor sizes come from the tensor shapes (a compound dim's
     factors need `sizes=`);
   - Shardy's printed OpShardingRule, which is what `spmd::FactorTable::to_string()` prints:
@@ -109,6 +109,8 @@ def parse_factor_table(text: str, shapes_in, shapes_out, sizes=None, kinds=None,
             if len(dim) == 1:
                 if sizes.setdefault(dim[0], extent) != extent:
                     raise FactorTableError(f"factor table {text!r}: factor {dim[0]!r} has sizes {sizes[dim[0]]} and {extent}")
+    if not printed:  # shorthand factors are numbered alphabetically (Shardy's order for dot_general: "bik,bkj->bij")
+        order.sort()
     for f in order:
         if f not in sizes:
             raise FactorTableError(f"factor table {text!r}: the size of compound factor {f!r} must be given in sizes=")

@@ -53,6 +53,8 @@ class Graph:
         mesh_name, dims, replicated = parse_sharding(text, self.meshes, self._default_mesh(mesh))
         if len(dims) != rank:
             raise ValueError(f"{what}: sharding {text!r} has {len(dims)} dims, the value has rank {rank}")
+        if not self.meshes[mesh_name].axis_names:  # Shardy's empty mesh fits any mesh: no mesh yet
+            return -1, dims, replicated
         return self._mesh_ids[mesh_name], dims, replicated
 
     def value(self, shape, sharding: str | None = None, name: str = "", mesh: str | None = None) -> int:
@@ -64,7 +66,7 @@ class Graph:
         mesh_id, dims, replicated = -1, [], []
         if sharding is not None:
             mesh_id, dims, replicated = self._parse(sharding, mesh, len(shape), f"value {name!r}")
-        elif self._default_mesh(mesh) is not None:
+        elif self._default_mesh(mesh) is not None and self.meshes[self._default_mesh(mesh)].axis_names:
             mesh_id = self._mesh_ids[self._default_mesh(mesh)]
         v = self._g.add_value(name, shape, mesh_id, dims, replicated)
         self._shapes.append(shape)
