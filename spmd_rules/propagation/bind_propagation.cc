@@ -112,7 +112,7 @@ void spmdkit_bind_propagation(py::module_& m) {
            })
       .def("add_op",
            [](PyGraph& self, const std::string& name, int table, std::vector<int> operands, std::vector<int> results, bool pass_through,
-              int allowed, uint64_t manual_axes, uint64_t outer_tensors) {
+              int allowed, uint64_t manual_axes, uint64_t inner_tensors) {
              if (allowed < 0 || allowed > 3) throw ValueError("op '" + name + "': allowed direction must be 0..3");
              Op op;
              op.name = name;
@@ -122,7 +122,7 @@ void spmdkit_bind_propagation(py::module_& m) {
              op.pass_through = pass_through;
              op.allowed = static_cast<Direction>(allowed);
              op.manual_axes = manual_axes;
-             op.outer_tensors = outer_tensors;
+             op.inner_tensors = inner_tensors;
              self.g.ops.push_back(std::move(op));
              return static_cast<int>(self.g.ops.size()) - 1;
            })

@@ -77,17 +77,19 @@ bool can_grow(const Projection& p, int t, int f) {
   return s.present && !s.closed && p.updatable[t];
 }
 
-// What an operand may take of `cand`: if every result holding the factor is fixed, only the part
-// of `cand` some result already has (no sideways propagation a result cannot follow).
+// What an operand may take of `cand` (sideways, from another operand): no more than some result
+// holding the factor has or could still take (a closed result, or one that reserves an axis, stops
+// it); all of `cand` when no result holds the factor.
 AxisList sideways_limit(const Op& op, const Projection& p, int f, const AxisList& cand) {
   bool any_result = false;
   AxisList best;
   for (int t = static_cast<int>(op.operands.size()); t < p.num_tensors; ++t) {
     const FactorSlot& s = p.at(t, f);
     if (!s.present) continue;
-    if (can_grow(p, t, f)) return cand;
     any_result = true;
     AxisList c = common_prefix(cand, s.axes);
+    if (c.size() == s.axes.size() && can_grow(p, t, f))
+      while (c.size() < cand.size() && !used_in_tensor_by_other(p, t, f, cand[c.size()])) c.push_back(cand[c.size()]);
     if (c.size() > best.size()) best = std::move(c);
   }
   return any_result ? best : cand;

@@ -1,8 +1,8 @@
 // The compact program propagation runs on: meshes, values (shape + sharding), ops (a factor
 // table with operand and result value ids) and the compiler-API edges, which are ops too:
 // sharding constraints and data-flow edges are identity tables, a propagation barrier is an
-// identity table with an allowed direction, a manual_computation boundary is an identity table
-// whose outer side keeps its manual axes to itself. Sharding groups are sets of values.
+// identity table with an allowed direction, a manual_computation boundary maps the outer
+// value's dims (manual part, local part) to the body value's local dims. Sharding groups are sets of values.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,8 +33,11 @@ struct Op {
   bool pass_through = false;      // elementwise-like: first in op-priority propagation
   bool broadcast_like = false;    // has a factor that only results carry
   Direction allowed = kBoth;      // a propagation barrier narrows this
-  uint64_t manual_axes = 0;       // manual_computation boundary: mesh axes the body owns
-  uint64_t outer_tensors = 0;     // bit i: tensor i (operands, then results) is outside the body
+  // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
+  // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands
+  // then results) may never take the manual axes.
+  uint64_t manual_axes = 0;
+  uint64_t inner_tensors = 0;
   int num_tensors() const { return static_cast<int>(operands.size() + results.size()); }
   int tensor_value(int t) const { return t < static_cast<int>(operands.size()) ? operands[t] : results[t - operands.size()]; }
   bool is_result(int t) const { return t >= static_cast<int>(operands.size()); }

@@ -9,16 +9,15 @@ const FactorTable::TensorFactors& tensor_factors(const FactorTable& t, const Op&
   return op.is_result(i) ? t.results[i - op.operands.size()] : t.operands[i];
 }
 
-bool is_outer(const Op& op, int i) { return op.manual_axes && (op.outer_tensors >> i & 1); }
-bool is_manual(const Op& op, const AxisRef& a) { return op.manual_axes >> a.axis & 1; }
+// The body side of a manual_computation edge (the tensors without the manual factors).
+bool is_inner(const Op& op, int i) { return op.manual_axes && (op.inner_tensors >> i & 1); }
 
 void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projection& p) {
   const FactorTable& table = g.tables[op.table];
   const TensorSharding& s = g.shardings[op.tensor_value(i)];
   AxisList& reserved = p.reserved[i];
   reserved = s.replicated;
-  const bool outer = is_outer(op, i);
-  if (op.manual_axes && !outer && p.mesh >= 0) {  // inside the body the manual axes do not exist
+  if (is_inner(op, i) && p.mesh >= 0) {  // inside the body the manual axes do not exist
     for (std::size_t a = 0; a < g.meshes[p.mesh].axis_sizes.size(); ++a)
       if (op.manual_axes >> a & 1) reserved.push_back({static_cast<int32_t>(a), 1, g.meshes[p.mesh].axis_sizes[a]});
   }
@@ -28,13 +27,6 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
     const DimSharding& ds = d < s.dims.size() ? s.dims[d] : DimSharding{};
     std::size_t qi = 0;
     queue.assign(ds.axes.begin(), ds.axes.end());
-    if (outer) {  // the manual axes lead the dim and stay outside
-      while (qi < queue.size() && is_manual(op, queue[qi])) reserved.push_back(queue[qi++]);
-      for (std::size_t k = qi; k < queue.size(); ++k)
-        if (is_manual(op, queue[k]))
-          throw ValueError("op '" + op.name + "': manual axis " + axis_to_string(g.meshes[p.mesh], queue[k]) +
-                           " follows a free axis in dim " + std::to_string(d) + " of value " + std::to_string(op.tensor_value(i)));
-    }
     const bool hidden = ds.user && effective_priority(ds) > threshold;
     bool closed_rest = ds.closed || hidden;
     for (std::size_t fi = 0; fi < dims[d].size(); ++fi) {
@@ -119,11 +111,6 @@ void write_back(Graph& g, const Op& op, const Projection& p, std::vector<int>& c
       if (!grew) continue;
       DimSharding& ds = s.dims[d];
       AxisList axes;
-      if (is_outer(op, i))
-        for (const AxisRef& a : ds.axes) {
-          if (!is_manual(op, a)) break;
-          axes.push_back(a);
-        }
       const auto& sizes = g.meshes[p.mesh].axis_sizes;
       for (int f : dims[d])
         for (const AxisRef& a : p.at(i, f).axes) append_merged(axes, a, sizes[a.axis]);

@@ -151,29 +151,66 @@ class Graph:
         return out
 
     def manual_computation(self, operands, in_shardings, out_shardings, manual_axes, body, mesh: str | None = None):
-        """sdy.manual_computation: `body(graph, args) -> results` builds the body on values that
-        do not have the manual axes; free axes cross the boundary both ways, manual ones never."""
+        """sdy.manual_computation: `body(graph, args) -> results` builds the body on values of
+        local shape (each dim divided by the manual axes its in/out sharding leads with). Free
+        axes cross the boundary both ways; manual axes never enter the body."""
         mesh = self._default_mesh(mesh)
         spec = self.meshes[mesh]
-        mask = 0
-        for a in manual_axes:
-            mask |= 1 << spec.axis_index(a, f"manual_computation manual_axes {list(manual_axes)}")
+        manual = [spec.axis_index(a, f"manual_computation manual_axes {list(manual_axes)}") for a in manual_axes]
+        mask = sum(1 << a for a in set(manual))
+
+        def split(v, sharding, what):
+            """The boundary table between global value `v` and the local body value."""
+            mesh_id, dims, _ = self._parse(sharding, mesh, len(self._shapes[v]), what)
+            outer, inner, sizes, blocked, local = [], [], {}, "", []
+            for d, (axes, _, _, _) in enumerate(dims):
+                lead = 1
+                for k, (axis, _, size) in enumerate(axes):
+                    if axis in manual:
+                        if any(a not in manual for a, _, _ in axes[:k]):
+                            raise ValueError(f"{what}: manual axis {spec.axis_names[axis]!r} follows a free axis in dim {d}")
+                        lead *= size
+                extent = self._shapes[v][d]
+                if extent % lead:
+                    raise ValueError(f"{what}: dim {d} of size {extent} does not divide by its manual axes ({lead})")
+                f, m = chr(ord("a") + d), chr(ord("A") + d)
+                sizes[f] = extent // lead
+                if lead > 1:
+                    sizes[m] = lead
+                    blocked += m
+                outer.append(f"({m}{f})" if lead > 1 else f)
+                inner.append(f)
+                local.append(extent // lead)
+            return "".join(outer), "".join(inner), sizes, blocked, local
+
         args = []
-        for v, s in zip(operands, in_shardings):
+        for n, (v, s) in enumerate(zip(operands, in_shardings)):
+            what = f"manual_computation in_shardings[{n}]"
             edge = self.value(self._shapes[v], s, name=f"in_sharding({self._value_names[v]})", mesh=mesh)
             self._identity("manual_computation.operand", [v], [edge])
-            arg = self.value(self._shapes[v], name=f"body_arg({self._value_names[v]})", mesh=mesh)
-            self._identity("manual_computation.enter", [edge], [arg], _manual=(mask, 0b01))
+            outer, inner, sizes, blocked, local = split(edge, s, what)
+            arg = self.value(local, name=f"body_arg({self._value_names[v]})", mesh=mesh)
+            self.op("manual_computation.enter", f"{outer}->{inner}", [edge], [arg], sizes=sizes, blocked=blocked,
+                    pass_through=True, _manual=(mask, 0b10))
             args.append(arg)
         rets = body(self, args)
         rets = [rets] if isinstance(rets, int) else list(rets)
         if len(rets) != len(out_shardings):
             raise ValueError(f"manual_computation: the body returns {len(rets)} values, out_shardings has {len(out_shardings)}")
         results = []
-        for r, s in zip(rets, out_shardings):
-            edge = self.value(self._shapes[r], s, name=f"out_sharding({self._value_names[r]})", mesh=mesh)
-            self._identity("manual_computation.exit", [r], [edge], _manual=(mask, 0b10))
-            res = self.value(self._shapes[r], name=f"manual_computation.result({self._value_names[r]})", mesh=mesh)
+        for n, (r, s) in enumerate(zip(rets, out_shardings)):
+            what = f"manual_computation out_shardings[{n}]"
+            mesh_id, dims, _ = self._parse(s, mesh, len(self._shapes[r]), what)
+            lead = [1] * len(dims)
+            for d, (axes, _, _, _) in enumerate(dims):
+                for axis, _, size in axes:
+                    if axis in manual:
+                        lead[d] *= size
+            edge = self.value([e * m for e, m in zip(self._shapes[r], lead)], s, name=f"out_sharding({self._value_names[r]})", mesh=mesh)
+            outer, inner, sizes, blocked, _ = split(edge, s, what)
+            self.op("manual_computation.exit", f"{inner}->{outer}", [r], [edge], sizes=sizes, blocked=blocked,
+                    pass_through=True, _manual=(mask, 0b01))
+            res = self.value(self._shapes[edge], name=f"manual_computation.result({self._value_names[r]})", mesh=mesh)
             self._identity("manual_computation.result", [edge], [res])
             results.append(res)
         return results

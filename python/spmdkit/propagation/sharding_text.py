@@ -30,7 +30,8 @@ class MeshSpec:
                              f"(axes {list(self.axis_names)})") from None
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<name>"[^"]*"|[A-Za-z_][\w.]*)|(?P<sub>:\(\d+\)\d+)|(?P<prio>p\d+)|(?P<sym>[\[\]{},?<>=@]))')
+# A priority (p1) is read before a bare name, so an axis called like one must be quoted.
+_TOKEN = re.compile(r'\s*(?:(?P<prio>p\d+\b)|(?P<name>"[^"]*"|[A-Za-z_][\w.]*)|(?P<sub>:\(\d+\)\d+)|(?P<sym>[\[\]{},?<>=@]))')
 
 
 def _tokens(text: str):
