@@ -92,8 +92,9 @@ def parse_factor_table(text: str, shapes_in, shapes_out, sizes=None, kinds=None,
         if "->" not in text:
             raise FactorTableError(f"factor table {text!r}: missing '->'")
         lhs, rhs = text.split("->")
-        ins = [_shorthand_tensor(t) for t in lhs.split(",")] if lhs.strip() else []
-        outs = [_shorthand_tensor(t) for t in rhs.split(",")] if rhs.strip() else []
+        # an empty side is no tensor, or one scalar when one shape is given
+        ins = [_shorthand_tensor(t) for t in lhs.split(",")] if lhs.strip() or len(shapes_in) == 1 else []
+        outs = [_shorthand_tensor(t) for t in rhs.split(",")] if rhs.strip() or len(shapes_out) == 1 else []
     tensors = ins + outs
     shapes = [list(s) for s in list(shapes_in) + list(shapes_out)]
     if len(tensors) != len(shapes):
