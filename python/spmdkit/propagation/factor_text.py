@@ -71,7 +71,7 @@ def parse_factor_table(text: str, shapes_in, shapes_out, sizes=None, kinds=None,
     """`kinds` maps a factor name to one of KINDS (pass-through otherwise)."""
     sizes = dict(sizes or {})
     kinds = dict(kinds or {})
-    printed = text.lstrip().startswith("(")
+    printed = "[" in text  # Shardy's printed form writes each tensor in brackets
     printed_order = []
     if printed:
         m = re.match(r"\s*\((.*)\)\s*->\s*\((.*?)\)\s*(\{.*?\})?(.*)$", text)
