@@ -3,7 +3,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <climits>
+
 #include "errors.h"
+#include "projection.h"
 #include "propagator.h"
 
 namespace py = pybind11;
@@ -153,6 +156,25 @@ void spmdkit_bind_propagation(py::module_& m) {
              return py::make_tuple(s.mesh, dims, from_axes(s.replicated));
            })
       .def("sharding_string", [](const PyGraph& self, int v) { return self.g.sharding_to_string(self.check_value(v)); })
+      .def("op_projection",
+           [](const PyGraph& self, int o) -> py::tuple {
+             // The op's tensors projected onto its factors, as the engine sees them now: per
+             // tensor, per factor, the axes (or None where the tensor lacks the factor).
+             if (o < 0 || o >= static_cast<int>(self.g.ops.size())) throw ValueError("no op with id " + std::to_string(o));
+             Projection p;
+             if (!project(self.g, self.g.ops[o], INT_MAX, kBoth, p)) return py::make_tuple(-1, py::list());
+             py::list tensors;
+             for (int t = 0; t < p.num_tensors; ++t) {
+               py::list factors;
+               for (int f = 0; f < p.num_factors; ++f) {
+                 const FactorSlot& s = p.at(t, f);
+                 if (s.present) factors.append(from_axes(s.axes));
+                 else factors.append(py::none());
+               }
+               tensors.append(factors);
+             }
+             return py::make_tuple(static_cast<int>(p.mesh), py::list(tensors));
+           })
       .def("provenance", [](const PyGraph& self, int v) {
         self.check_value(v);
         Provenance p = v < static_cast<int>(self.provenance.size()) ? self.provenance[v] : Provenance{};
