@@ -31,7 +31,8 @@ struct Op {
   int table = -1;                 // index into Graph::tables (ops of the same shape share one)
   std::vector<int> operands, results;
   bool pass_through = false;      // elementwise-like: first in op-priority propagation
-  bool broadcast_like = false;    // has a factor that only results carry
+  bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
+  bool only_pass_through = false; // every factor is pass-through (set by the propagator)
   Direction allowed = kBoth;      // a propagation barrier narrows this
   // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
   // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands

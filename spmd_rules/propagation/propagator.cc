@@ -37,8 +37,14 @@ int find(std::vector<int>& parent, int x) {
 
 }  // namespace
 
+bool Propagator::any_axes(const Op& op) const {
+  for (int i = 0; i < op.num_tensors(); ++i)
+    for (const DimSharding& d : g_.shardings[op.tensor_value(i)].dims)
+      if (!d.axes.empty()) return true;
+  return false;
+}
+
 Direction op_priority_direction(const Graph& g, const Op& op, int step, const std::vector<int>& uses) {
-  const FactorTable& t = g.tables[op.table];
   int dir = kNone;
   if (op.pass_through) {
     bool single = true;
@@ -46,7 +52,7 @@ Direction op_priority_direction(const Graph& g, const Op& op, int step, const st
     for (int v : op.results) single = single && uses[v] <= 1;
     if (single || step >= 1) dir = kBoth;
   }
-  if (step >= 2 && only_pass_through_factors(t)) dir |= creates_dims(t) ? kBackward : kBoth;
+  if (step >= 2 && op.only_pass_through) dir |= op.broadcast_like ? kBackward : kBoth;
   if (step >= 3) dir = kBoth;
   return static_cast<Direction>(dir);
 }
@@ -60,6 +66,7 @@ Propagator::Propagator(Graph& g) : g_(g) {
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
     op.broadcast_like = creates_dims(g_.tables[op.table]);
+    op.only_pass_through = only_pass_through_factors(g_.tables[op.table]);
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
     std::vector<int> seen;
     for (int v : op.operands)
@@ -194,6 +201,7 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
       head = 0;
     }
     const Op& op = g_.ops[o];
+    if (!any_axes(op)) continue;  // nothing to propagate yet (most ops in early rounds)
     ++stats_.op_visits;
     if (!project(g_, op, threshold, dirs_[o], p)) continue;
     if (aggressive) propagate_aggressive(g_, op, p);

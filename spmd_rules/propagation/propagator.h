@@ -36,6 +36,7 @@ class Propagator {
 
  private:
   void unify_groups();
+  bool any_axes(const Op& op) const;
   void fixed_point(bool aggressive, int threshold, int priority, int step);
   void on_change(int v, int op, Level level, int priority, int step);
 
