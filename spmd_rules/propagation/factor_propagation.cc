@@ -1,6 +1,7 @@
 #include "factor_propagation.h"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 
 namespace spmd::prop {
@@ -32,6 +33,13 @@ Candidate compatible(const Projection& p, int f) {
     std::size_t k = 0;
     while (k < n && c.axes[k] == s.axes[k]) ++k;
     if (k < n) {
+      // A list that ends in a sub-axis of the other's axis is a prefix of it: keep the longer.
+      if (k + 1 == c.axes.size() && c.axes[k].is_prefix_of(s.axes[k]) && !frozen) {
+        c.axes = s.axes;
+        c.src = t;
+        continue;
+      }
+      if (k + 1 == s.axes.size() && s.axes[k].is_prefix_of(c.axes[k])) continue;
       if (s.axes[k].is_prefix_of(c.axes[k])) c.axes[k] = s.axes[k];
       if (c.axes[k].is_prefix_of(s.axes[k])) ++k;
       c.axes.resize(k);
@@ -48,28 +56,39 @@ Candidate compatible(const Projection& p, int f) {
 // in every tensor may be split unevenly: the padding then sits at the end of the dim).
 void truncate_divisible(AxisList& axes, int64_t factor_size, bool must_divide) {
   if (!must_divide) return;
-  int64_t prod = 1;
+  int64_t left = factor_size;
   for (std::size_t k = 0; k < axes.size(); ++k) {
-    prod *= axes[k].size;
-    if (factor_size % prod != 0) {
-      axes.resize(k);
-      return;
+    if (left % axes[k].size == 0) {
+      left /= axes[k].size;
+      continue;
     }
+    const int64_t g = std::gcd(left, axes[k].size);  // keep the major part that still divides
+    axes.resize(g > 1 ? k + 1 : k);
+    if (g > 1) axes[k].size = g;
+    return;
   }
 }
 
-bool used_in_tensor_by_other(const Projection& p, int t, int f, const AxisRef& a) {
-  if (uses_overlapping(p.reserved[t], a)) return true;
-  for (int g = 0; g < p.num_factors; ++g)
-    if (g != f && uses_overlapping(p.at(t, g).axes, a)) return true;
-  return false;
+// Cuts `axes` at the first axis that clashes with `used`, keeping the clashing axis's major
+// part that does not ("a" against "a":(4)2 keeps "a":(1)4). Returns true if it cut.
+bool cut_at(AxisList& axes, std::size_t k, const AxisList& used) {
+  int64_t keep = axes[k].size;
+  for (const AxisRef& u : used) keep = std::min(keep, axes[k].free_prefix_before(u));
+  if (keep == axes[k].size) return false;
+  axes.resize(keep > 1 ? k + 1 : k);
+  if (keep > 1) axes[k].size = keep;
+  return true;
 }
 
-bool used_in_op_by_other(const Projection& p, int f, const AxisRef& a) {
-  for (int t = 0; t < p.num_tensors; ++t)
+
+// Cuts `axes` (from position `from`) where tensor t already uses an axis for another factor or
+// reserves it.
+void truncate_in_tensor(const Projection& p, int t, int f, AxisList& axes, std::size_t from) {
+  for (std::size_t k = from ? from - 1 : 0; k < axes.size(); ++k) {  // from - 1: the last axis may widen
+    if (cut_at(axes, k, p.reserved[t])) return;
     for (int g = 0; g < p.num_factors; ++g)
-      if (g != f && uses_overlapping(p.at(t, g).axes, a)) return true;
-  return false;
+      if (g != f && cut_at(axes, k, p.at(t, g).axes)) return;
+  }
 }
 
 bool can_grow(const Projection& p, int t, int f) {
@@ -88,17 +107,23 @@ AxisList sideways_limit(const Op& op, const Projection& p, int f, const AxisList
     if (!s.present) continue;
     any_result = true;
     AxisList c = common_prefix(cand, s.axes);
-    if (c.size() == s.axes.size() && can_grow(p, t, f))
-      while (c.size() < cand.size() && !used_in_tensor_by_other(p, t, f, cand[c.size()])) c.push_back(cand[c.size()]);
+    if (c.size() == s.axes.size() && can_grow(p, t, f)) {
+      c = cand;
+      truncate_in_tensor(p, t, f, c, s.axes.size());
+    }
     if (c.size() > best.size()) best = std::move(c);
   }
   return any_result ? best : cand;
 }
 
 bool grow(FactorSlot& s, const AxisList& target, std::size_t len, int origin) {
-  if (len <= s.axes.size()) return false;
-  for (std::size_t k = 0; k < s.axes.size(); ++k)
-    if (s.axes[k] != target[k]) return false;  // not an extension (a sub-axis of a longer source)
+  if (len < s.axes.size() || len == 0) return false;
+  for (std::size_t k = 0; k < s.axes.size(); ++k) {
+    if (s.axes[k] == target[k]) continue;
+    // the minor-most axis may widen into a sub-axis that starts with it ("a":(1)2 -> "a":(1)4)
+    if (k + 1 != s.axes.size() || !s.axes[k].is_prefix_of(target[k])) return false;
+  }
+  if (len == s.axes.size() && s.axes.back() == target[len - 1]) return false;
   s.axes.assign(target.begin(), target.begin() + len);
   s.grew = true;
   s.origin = origin;
@@ -130,15 +155,16 @@ void propagate_basic(const Graph& g, const Op& op, Projection& p) {
     if (c.axes.empty()) continue;
     truncate_divisible(c.axes, table.sizes[f], p.must_divide[f]);
     // Cut at the first axis another factor uses, or a receiving tensor reserves.
-    std::size_t k = 0;
-    for (; k < c.axes.size(); ++k) {
-      if (used_in_op_by_other(p, f, c.axes[k])) break;
-      bool reserved = false;
-      for (int t = 0; t < p.num_tensors && !reserved; ++t)
-        reserved = can_grow(p, t, f) && p.at(t, f).axes.size() <= k && uses_overlapping(p.reserved[t], c.axes[k]);
-      if (reserved) break;
+    for (std::size_t k = 0; k < c.axes.size(); ++k) {
+      bool cut = false;
+      for (int t = 0; t < p.num_tensors && !cut; ++t) {
+        for (int g2 = 0; g2 < p.num_factors && !cut; ++g2)
+          if (g2 != f) cut = cut_at(c.axes, k, p.at(t, g2).axes);
+        // position k is new to the tensor, or its last axis widened into a larger sub-axis
+        if (!cut && can_grow(p, t, f) && p.at(t, f).axes.size() <= k + 1) cut = cut_at(c.axes, k, p.reserved[t]);
+      }
+      if (cut) break;
     }
-    c.axes.resize(k);
     if (c.axes.empty()) continue;
     const int origin = p.at(c.src, f).origin;
     for (int t = 0; t < p.num_tensors; ++t) {
@@ -173,11 +199,10 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
     const int origin = p.at(c.src, f).origin;
     for (int t = 0; t < p.num_tensors; ++t) {
       if (!can_grow(p, t, f)) continue;
-      const AxisList target = op.is_result(t) ? c.axes : sideways_limit(op, p, f, c.axes);
+      AxisList target = op.is_result(t) ? c.axes : sideways_limit(op, p, f, c.axes);
       FactorSlot& s = p.at(t, f);
-      std::size_t len = s.axes.size();
-      while (len < target.size() && !used_in_tensor_by_other(p, t, f, target[len])) ++len;
-      grow(s, target, len, origin);
+      truncate_in_tensor(p, t, f, target, s.axes.size());
+      grow(s, target, target.size(), origin);
     }
   }
 }

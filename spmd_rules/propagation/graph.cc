@@ -68,7 +68,9 @@ void check_op(const Graph& g, int o) {
         used[f] = true;
         size *= t.sizes[f];
       }
-      if (size != shape[d] && !(dims[d].empty() && shape[d] == 1))
+      // A permutation factor (slice, pad, concatenate) may differ in size between tensors.
+      const bool permuted = dims[d].size() == 1 && t.kinds[dims[d][0]] == FactorTable::Kind::kPermutation;
+      if (size != shape[d] && !(dims[d].empty() && shape[d] == 1) && !permuted)
         throw ValueError(where + ": dim " + std::to_string(d) + " of " + value_label(g, v) + " has size " + std::to_string(shape[d]) +
                          ", its factors multiply to " + std::to_string(size));
     }

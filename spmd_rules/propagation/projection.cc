@@ -37,7 +37,7 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
       slot.present = true;
       slot.origin = ds.origin;
       int64_t cap = table.sizes[f];
-      while (!hidden && qi < queue.size() && cap > 1) {
+      while (!hidden && qi < queue.size() && (cap > 1 || queue[qi].size == 1)) {  // size-1 axes stay with the factor
         const AxisRef a = queue[qi];
         if (cap % a.size == 0) {
           slot.axes.push_back(a);

@@ -16,8 +16,20 @@ struct AxisRef {
   int64_t size = 1;
   bool operator==(const AxisRef& o) const { return axis == o.axis && pre == o.pre && size == o.size; }
   bool operator!=(const AxisRef& o) const { return !(*this == o); }
-  // Two refs share devices of the same axis (their [pre, pre*size) ranges meet).
-  bool overlaps(const AxisRef& o) const { return axis == o.axis && pre < o.pre * o.size && o.pre < pre * size; }
+  // Two refs of one axis can be used together only if one lies wholly after the other in the
+  // same decomposition of the axis: "x":(1)2 with "x":(2)2, not "x":(1)2 with "x":(3)2 on x=6.
+  bool overlaps(const AxisRef& o) const {
+    if (axis != o.axis) return false;
+    const bool before = pre * size <= o.pre && o.pre % (pre * size) == 0;
+    const bool after = o.pre * o.size <= pre && pre % (o.pre * o.size) == 0;
+    return !before && !after;
+  }
+  // The largest major part of `this` that can be used together with `o` (size 1: none).
+  int64_t free_prefix_before(const AxisRef& o) const {
+    if (!overlaps(o)) return size;
+    if (o.pre > pre && o.pre % pre == 0 && size % (o.pre / pre) == 0) return o.pre / pre;
+    return 1;
+  }
   // `this` is the major part of `o` (same start, smaller or equal size): "x":(1)2 of "x".
   bool is_prefix_of(const AxisRef& o) const { return axis == o.axis && pre == o.pre && size <= o.size && o.size % size == 0; }
 };

@@ -107,11 +107,15 @@ def parse_factor_table(text: str, shapes_in, shapes_out, sizes=None, kinds=None,
             for f in dim:
                 if f not in order:
                     order.append(f)
-            if len(dim) == 1:
+            if len(dim) == 1 and kinds.get(dim[0]) != "permutation":  # a permutation factor may change size
                 if sizes.setdefault(dim[0], extent) != extent:
                     raise FactorTableError(f"factor table {text!r}: factor {dim[0]!r} has sizes {sizes[dim[0]]} and {extent}")
     if not printed:  # shorthand factors are numbered alphabetically (Shardy's order for dot_general: "bik,bkj->bij")
         order.sort()
+    for t, shape in zip(tensors, shapes):
+        for dim, extent in zip(t, shape):
+            if len(dim) == 1:
+                sizes.setdefault(dim[0], extent)
     for f in order:
         if f not in sizes:
             raise FactorTableError(f"factor table {text!r}: the size of compound factor {f!r} must be given in sizes=")

@@ -145,7 +145,8 @@ class Graph:
         self._g.add_group([int(v) for v in values])
 
     def func_result(self, v: int, sharding: str | None = None, mesh: str | None = None) -> int:
-        """A function result: its own sharding, joined to the returned value by an edge."""
+        """A function result: its own sharding (the func's result attribute), joined to the
+        returned value by an identity edge."""
         out = self.value(self._shapes[v], sharding, name=f"result({self._value_names[v]})", mesh=mesh)
         self._identity("func_result", [v], [out])
         return out
