@@ -153,6 +153,11 @@ void propagate_basic(const Graph& g, const Op& op, Projection& p) {
     if (!propagatable(table, f)) continue;
     Candidate c = compatible(p, f);
     if (c.axes.empty()) continue;
+    // Basic propagation gives every tensor the same axes, so a tensor that cannot grow (a closed
+    // dim) caps them at what it has.
+    for (int t = 0; t < p.num_tensors; ++t)
+      if (p.at(t, f).present && p.at(t, f).closed) c.axes = common_prefix(c.axes, p.at(t, f).axes);
+    if (c.axes.empty()) continue;
     truncate_divisible(c.axes, table.sizes[f], p.must_divide[f]);
     // Cut at the first axis another factor uses, or a receiving tensor reserves.
     for (std::size_t k = 0; k < c.axes.size(); ++k) {

@@ -1,7 +1,8 @@
 // The two per-op strategies over a projection (Shardy's basic and aggressive factor propagation).
 // Both grow factor slots in place; neither removes an axis.
-//  - basic: per factor, the longest axis list every tensor agrees with, cut at the first axis
-//    that another factor of the op already uses anywhere (no conflict is resolved);
+//  - basic: per factor, the longest axis list every tensor agrees with (a closed tensor caps
+//    it), cut at the first axis that another factor of the op already uses anywhere (no
+//    conflict is resolved);
 //  - aggressive: the same lists, but each tensor takes as much as it can, factors in order
 //    pass-through first, then by the size of the tensor the axes come from (bigger first), so a
 //    cross-factor conflict goes to the factor whose source tensor is larger.

@@ -1,0 +1,107 @@
+"""Shardy's basic_propagation_data_flow_edges.mlir scenarios: a case/while result is joined to
+every branch's returned value by a data-flow edge (one identity table over all of them)."""
+from prop_helpers import ew, expect, graph
+
+BASIC = dict(aggressive=False, op_priority=False, user_priority=False)
+
+
+def _case(mesh, branch_shardings, shape=(8,), result_shardings=None):
+    """branch_shardings[b][r]: sharding of the value branch b returns as result r."""
+    g = graph(**mesh)
+    n_results = len(branch_shardings[0])
+    returned = [[g.value(list(shape), s, name=f"arg{b}_{r}") for r, s in enumerate(row)] for b, row in enumerate(branch_shardings)]
+    results = []
+    for r in range(n_results):
+        res = g.value(list(shape), (result_shardings or [None] * n_results)[r], name=f"case#{r}")
+        g.data_flow_edge([returned[b][r] for b in range(len(returned))], [res])
+        results.append(res)
+    fr = [g.func_result(v) for v in results]
+    g.propagate(**BASIC)
+    return g, returned, results, fr
+
+
+def test_case_single_result_func_args_single_sharding():
+    g, ret, res, fr = _case(dict(a=2, b=2), [['[{"a"}]'], [None]])
+    expect(g, {ret[1][0]: '[{"a", ?}]', res[0]: '[{"a", ?}]', fr[0]: '[{"a", ?}]'})
+
+
+def test_case_token_result_skipped():
+    # tokens carry no sharding: only the tensor result has an edge
+    g, ret, res, fr = _case(dict(a=2, b=2), [['[{"a"}]'], [None]])
+    expect(g, {ret[1][0]: '[{"a", ?}]', fr[0]: '[{"a", ?}]'})
+
+
+def test_case_scalars():
+    g, ret, res, fr = _case(dict(a=2, b=2), [['[], replicated={"a"}'], [None]], shape=())
+    expect(g, {ret[1][0]: "[]", res[0]: "[]"})
+
+
+def test_case_single_result_func_args_conflict():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{"a", "b"}]'], ['[{"a", "c"}]']])
+    expect(g, {res[0]: '[{"a", ?}]', fr[0]: '[{"a", ?}]'})
+
+
+def test_case_single_result_func_first_sharding_best_ignored():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{"a", "b", "c"}]'], ['[{"c"}]']])
+    expect(g, {res[0]: "[{?}]"})
+
+
+def test_case_multiple_results_different_sharding():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{"a", ?}]', '[{"c", ?}]'], ['[{"a", "b", ?}]', '[{"c", ?}]']])
+    expect(g, {ret[0][0]: '[{"a", "b", ?}]', res[0]: '[{"a", "b", ?}]', res[1]: '[{"c", ?}]', fr[1]: '[{"c", ?}]'})
+
+
+def test_case_multiple_dim_most_compatible():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{?}, {"b", ?}]'], ['[{"a", "b", ?}, {?}]']], shape=(8, 8))
+    expect(g, {ret[0][0]: '[{"a", ?}, {"b", ?}]', res[0]: '[{"a", ?}, {?}]'})
+
+
+def test_case_multiple_results_different_sharding_conflicts():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{"a", ?}]', '[{"b", ?}]'], ['[{"a", "b", ?}]', '[{"a", ?}]']])
+    expect(g, {ret[0][0]: '[{"a", "b", ?}]', res[0]: '[{"a", "b", ?}]', res[1]: "[{?}]", fr[1]: "[{?}]"})
+
+
+def test_case_closed_sharding():
+    g, ret, res, fr = _case(dict(a=2, b=2, c=2), [['[{"a"}]'], ['[{"a", "b"}]']])
+    expect(g, {res[0]: '[{"a", ?}]', fr[0]: '[{"a", ?}]'})
+
+
+def test_case_not_func_args_or_directly_returned():
+    g = graph(a=2, b=2, c=2)
+    x, y = g.value([8], '[{"a"}]'), g.value([8], '[{"a", "b"}]')
+    s0, s1 = ew(g, x, x, name="add0"), ew(g, y, y, name="add1")
+    res = g.value([8], name="case")
+    g.data_flow_edge([s0, s1], [res])
+    s2 = ew(g, res, res, name="add2")
+    r = g.func_result(s2)
+    g.propagate(**BASIC)
+    ab = '[{"a", "b", ?}]'
+    expect(g, {s0: ab, s1: ab, res: ab, s2: ab, r: ab})
+
+
+def test_case_propagate_from_func_result():
+    g = graph(a=2, b=2)
+    x, y = g.value([8]), g.value([8], '[{"a", ?}]')
+    res = g.value([8], name="case")
+    g.data_flow_edge([x, y], [res])
+    g.func_result(res, '[{"a", "b", ?}]')
+    g.propagate(**BASIC)
+    ab = '[{"a", "b", ?}]'
+    expect(g, {x: ab, y: ab, res: ab})
+
+
+def test_case_propagate_from_data_flow_edge_op_result():
+    g, ret, res, fr = _case(dict(a=2, b=2), [[None], ['[{"a", ?}]']], result_shardings=['[{"a", "b", ?}]'])
+    ab = '[{"a", "b", ?}]'
+    expect(g, {ret[0][0]: ab, ret[1][0]: ab, res[0]: ab, fr[0]: ab})
+
+
+def test_while_loop_edges_carry_sharding_around_the_loop():
+    # while: edge i joins the operand, the body's returned value, the result and the body arg.
+    g = graph(a=2, b=2)
+    x = g.value([8, 8], '[{"a"}, {?}]')
+    body_arg, res = g.value([8, 8], name="body_arg"), g.value([8, 8], name="while#0")
+    body = ew(g, body_arg, body_arg, out_sharding='[{?}, {"b", ?}]', name="body.add")
+    g.data_flow_edge([x, body], [res, body_arg])
+    g.propagate(**BASIC)
+    expect(g, {body_arg: '[{"a", ?}, {"b", ?}]', res: '[{"a", ?}, {"b", ?}]', body: '[{"a", ?}, {"b", ?}]'})
