@@ -82,7 +82,12 @@ bool project(const Graph& g, const Op& op, int threshold, Direction dir, Project
     if (p.mesh >= 0 && m != p.mesh) return false;
     p.mesh = m;
   }
-  p.slots.assign(static_cast<std::size_t>(p.num_tensors) * p.num_factors, FactorSlot{});
+  p.slots.resize(static_cast<std::size_t>(p.num_tensors) * p.num_factors);
+  for (FactorSlot& slot : p.slots) {  // reuse the slots' storage: this runs once per rule application
+    slot.axes.clear();
+    slot.present = slot.closed = slot.grew = false;
+    slot.origin = kNoOrigin;
+  }
   p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
   p.must_divide.assign(p.num_factors, 0);
