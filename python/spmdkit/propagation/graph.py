@@ -112,6 +112,19 @@ class Graph:
                              factors=(ins, outs, fsizes, fkinds)))
         return results[0] if len(results) == 1 else results
 
+    def op_table(self, name, parts, operands, results, pass_through=None, allowed="both"):
+        """An op whose factor table is given as (operands, results, sizes, kinds, blocked), the
+        fields of a rule's FactorTable."""
+        ins, outs, sizes, kinds, blocked = parts
+        table = self._g.add_table(ins, outs, list(sizes), list(kinds), [bool(b) for b in blocked])
+        if pass_through is None:
+            pass_through = all(k == "pass_through" for k in kinds) and all(t == (ins + outs)[0] for t in ins + outs)
+        self._g.add_op(name, table, list(operands), list(results), bool(pass_through), _DIRECTIONS[allowed], 0, 0)
+        self._op_names.append(name)
+        self.ops.append(dict(name=name, table=self._g.table_string(table), operands=list(operands),
+                             results=list(results), factors=(ins, outs, list(sizes), list(kinds))))
+        return results[0] if len(results) == 1 else results
+
     def _identity(self, name, sources, targets, **kw):
         rank = len(self._shapes[sources[0] if sources else targets[0]])
         dims = "".join(chr(ord("a") + d) for d in range(rank)) if rank <= 26 else None
