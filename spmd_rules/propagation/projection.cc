@@ -1,5 +1,7 @@
 #include "projection.h"
 
+#include <numeric>
+
 #include "errors.h"
 
 namespace spmd::prop {
@@ -51,6 +53,10 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
           slot.axes.push_back(a);
           cap = 1;
           ++qi;
+        } else if (const int64_t g = std::gcd(cap, a.size); g > 1) {  // the part of the axis that fits
+          slot.axes.push_back({a.axis, a.pre, g});
+          queue[qi] = {a.axis, a.pre * g, a.size / g};
+          cap /= g;
         } else {
           break;
         }

@@ -318,3 +318,144 @@ def test_sub_axes_that_cannot_coexist_are_never_combined():
     r = g.func_result(s, '[{}, {"a":(3)2}]')
     run(g)
     assert g.sharding(s) in ('[{?}, {"a":(3)2, ?}]', '[{"a":(1)2, ?}, {?}]')
+
+
+def test_minor_most_factor_overflows():
+    got = _reshape(dict(a=16, b=2), [8], '[{"a"}]', "(ij)->ij", [2, 4], {"i": 2, "j": 4})
+    assert got == '[{"a":(1)2, ?}, {"a":(2)8, ?}]'
+
+
+def test_minor_most_factor_overflows_multiple_axes():
+    got = _reshape(dict(a=4, b=4), [8], '[{"a", "b"}]', "(ij)->ij", [2, 4], {"i": 2, "j": 4})
+    assert got == '[{"a":(1)2, ?}, {"a":(2)2, "b", ?}]'
+
+
+def test_non_minor_most_factor_non_divisible():
+    assert _reshape(dict(a=3), [8], '[{"a"}]', "(ij)->ij", [2, 4], {"i": 2, "j": 4}) == "[{?}, {?}]"
+
+
+def _reshape_annotated(mesh, shape_in, sharding_in, rule, shape_out, sharding_out, sizes):
+    g = graph(**mesh)
+    x = g.value(shape_in, sharding_in)
+    y = g.value(shape_out, sharding_out)
+    g.op("reshape", rule, [x], [y], sizes=sizes)
+    run(g)
+    return g.sharding(x), g.sharding(y)
+
+
+def test_non_minor_most_factor_non_divisible_multiple_axes():
+    x, y = _reshape_annotated(dict(a=2, b=3, c=2, d=2), [2, 2, 32], '[{"c"}, {?}, {"a", "b"}]', "ij(kl)->ijkl",
+                              [2, 2, 8, 4], '[{?}, {"d"}, {?}, {?}]', {"k": 8, "l": 4})
+    assert (x, y) == ('[{"c"}, {"d", ?}, {"a", "b"}]', '[{"c", ?}, {"d"}, {"a", ?}, {?}]')
+
+
+def test_non_minor_most_factor_non_divisible_sub_axis():
+    x, y = _reshape_annotated(dict(a=6, b=2), [2, 32], '[{?}, {"a"}]', "i(jk)->ijk", [2, 8, 4], '[{"b"}, {?}, {?}]',
+                              {"j": 8, "k": 4})
+    assert (x, y) == ('[{"b", ?}, {"a"}]', '[{"b"}, {"a":(1)2, ?}, {?}]')
+
+
+def test_non_minor_most_factor_non_divisible_other_open_dim_unchanged():
+    x, y = _reshape_annotated(dict(a=2, b=3), [3, 32], '[{?}, {"a", "b", ?}]', "i(jk)->ijk", [3, 8, 4],
+                              '[{"b"}, {?}, {?}]', {"j": 8, "k": 4})
+    assert (x, y) == ('[{?}, {"a", "b", ?}]', '[{"b"}, {"a", ?}, {?}]')
+
+
+def test_non_minor_most_factor_non_divisible_same_open_dim_unchanged():
+    x, y = _reshape_annotated(dict(a=2, b=3, c=2, d=2), [2, 32], '[{?}, {"a", "b", ?}]', "i(jk)->ijk", [2, 8, 4],
+                              '[{"d"}, {?}, {"c"}]', {"j": 8, "k": 4})
+    assert (x, y) == ('[{"d", ?}, {"a", "b", ?}]', '[{"d"}, {"a", ?}, {"c"}]')
+
+
+def test_merge_dim_minor_most_factor_non_divisible():
+    assert _reshape(dict(a=2, b=3), [2, 4], '[{"a"}, {"b"}]', "ij->(ij)", [8], {}) == '[{"a", "b", ?}]'
+
+
+def test_merge_dim_non_minor_most_factor_non_divisible():
+    assert _reshape(dict(a=3), [2, 4], '[{"a"}, {}]', "ij->(ij)", [8], {}) == "[{?}]"
+
+
+def test_merge_dim_non_minor_most_factor_non_divisible_multiple_axes():
+    assert _reshape(dict(a=3, b=3), [6, 4], '[{"a", "b"}, {}]', "ij->(ij)", [24], {}) == '[{"a", ?}]'
+
+
+def test_merge_dim_non_minor_most_factor_propagate_sub_axis():
+    assert _reshape(dict(a=4, b=2, c=2), [4, 4], '[{"b", "a"}, {}]', "ij->(ij)", [16], {}) == '[{"b", "a":(1)2, ?}]'
+
+
+def test_merge_dim_non_minor_most_factor_propagate_sub_axis_and_concat():
+    got = _reshape(dict(a=4, b=2, c=2), [4, 4], '[{"b", "a"}, {"c"}]', "ij->(ij)", [16], {})
+    assert got == '[{"b", "a":(1)2, "c", ?}]'
+
+
+def test_custom_call_custom_rule():
+    g = graph(a=2, b=2)
+    x = g.value([8], '[{"a", "b", ?}]')
+    y = g.op("custom_call", "([i])->([i]) {i=8}", [x], [[8]])  # a rule given in Shardy's printed form
+    r = g.func_result(y)
+    run(g)
+    expect(g, {y: '[{"a", "b", ?}]', r: '[{"a", "b", ?}]'})
+
+
+def _direct_return(arg, result):
+    g = graph(a=2, b=2, c=2)
+    x = g.value([8, 8], arg)
+    r = g.func_result(x, result)
+    run(g)
+    return g.sharding(x), g.sharding(r)
+
+
+def test_direct_arg_return_used_axes():
+    assert _direct_return('[{"a", ?}, {"b", ?}]', '[{"a", "b", ?}, {?}]') == ('[{"a", ?}, {"b", ?}]', '[{"a", "b", ?}, {?}]')
+
+
+def test_direct_arg_return_prefix_axes():
+    assert _direct_return('[{"a", "b", ?}, {?}]', '[{"a", "c", ?}, {?}]') == ('[{"a", "b", ?}, {?}]', '[{"a", "c", ?}, {?}]')
+
+
+def test_direct_arg_return_both_updated():
+    assert _direct_return('[{"a", ?}, {?}]', '[{?}, {"b", ?}]') == ('[{"a", ?}, {"b", ?}]', '[{"a", ?}, {"b", ?}]')
+
+
+def test_direct_arg_return_sharding_on_arg():
+    assert _direct_return('[{"a"}, {"b"}]', None) == ('[{"a"}, {"b"}]', '[{"a", ?}, {"b", ?}]')
+
+
+def test_direct_arg_return_sharding_on_result():
+    assert _direct_return(None, '[{"a"}, {"b"}]') == ('[{"a", ?}, {"b", ?}]', '[{"a"}, {"b"}]')
+
+
+def test_func_out_sharding():
+    g = graph(a=2, b=2)
+    x, w = g.value([8, 8]), g.value([8, 16])
+    d = dot(g, x, w)
+    g.func_result(d, '[{"a"}, {"b"}]')
+    run(g)
+    expect(g, {x: '[{"a", ?}, {?}]', w: '[{?}, {"b", ?}]', d: '[{"a", ?}, {"b", ?}]'})
+
+
+def test_func_result_intermediate_op_both_updated():
+    g = graph(a=2, b=2)
+    x = g.value([8, 8], '[{"a", ?}, {?}]')
+    s = ew(g, x, x)
+    r = g.func_result(s, '[{?}, {"b", ?}]')
+    run(g)
+    expect(g, {x: '[{"a", ?}, {"b", ?}]', s: '[{"a", ?}, {"b", ?}]', r: '[{"a", ?}, {"b", ?}]'})
+
+
+def test_multiple_func_results():
+    g = graph(a=2, b=2)
+    x, y = g.value([8, 8], '[{"a", ?}, {?}]'), g.value([8, 8], '[{?}, {"b", ?}]')
+    r0, r1 = g.func_result(x), g.func_result(y)
+    run(g)
+    expect(g, {r0: '[{"a", ?}, {?}]', r1: '[{?}, {"b", ?}]'})
+
+
+def test_basic_empty_mesh_replaced_closed_dim_respected():
+    g = graph(a=2, b=2)
+    g.mesh("empty_mesh")
+    x = g.value([8, 8], '[{"a"}, {"b"}]', mesh="mesh")
+    y = g.value([8, 8], "[{?}, {}]", mesh="empty_mesh")
+    s = ew(g, x, y)
+    run(g)
+    expect(g, {y: '[{"a", ?}, {}]', s: '[{"a", ?}, {?}]'})
