@@ -20,7 +20,13 @@ using DimTuple = std::tuple<std::vector<AxisTuple>, bool, int, bool>;  // (axes,
 
 AxisList to_axes(const std::vector<AxisTuple>& in) {
   AxisList out;
-  for (const auto& [axis, pre, size] : in) out.push_back({axis, pre, size});
+  for (const auto& [axis, pre, size] : in) {
+    if (pre < 1 || size < 1 || pre > INT32_MAX || size > INT32_MAX)
+      throw ValueError("axis " + std::to_string(axis) + ": sub-axis (" + std::to_string(pre) + ")" + std::to_string(size) +
+                       " is out of range");
+    if (out.size() == kMaxAxes) throw ValueError("a dim may hold at most " + std::to_string(kMaxAxes) + " axes");
+    out.push_back({axis, static_cast<int32_t>(pre), static_cast<int32_t>(size)});
+  }
   return out;
 }
 

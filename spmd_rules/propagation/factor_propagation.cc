@@ -72,7 +72,7 @@ void truncate_divisible(AxisList& axes, int64_t factor_size, bool must_divide) {
 // Cuts `axes` at the first axis that clashes with `used`, keeping the clashing axis's major
 // part that does not ("a" against "a":(4)2 keeps "a":(1)4). Returns true if it cut.
 bool cut_at(AxisList& axes, std::size_t k, const AxisList& used) {
-  int64_t keep = axes[k].size;
+  int32_t keep = axes[k].size;
   for (const AxisRef& u : used) keep = std::min(keep, axes[k].free_prefix_before(u));
   if (keep == axes[k].size) return false;
   axes.resize(keep > 1 ? k + 1 : k);
@@ -124,7 +124,8 @@ bool grow(FactorSlot& s, const AxisList& target, std::size_t len, int origin) {
     if (k + 1 != s.axes.size() || !s.axes[k].is_prefix_of(target[k])) return false;
   }
   if (len == s.axes.size() && s.axes.back() == target[len - 1]) return false;
-  s.axes.assign(target.begin(), target.begin() + len);
+  s.axes = target;
+  s.axes.resize(len);
   s.grew = true;
   s.origin = origin;
   return true;

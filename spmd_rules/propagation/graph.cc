@@ -1,5 +1,7 @@
 #include "graph.h"
 
+#include <climits>
+
 #include "errors.h"
 
 namespace spmd::prop {
@@ -91,7 +93,7 @@ void Graph::validate() const {
   for (const Mesh& m : meshes) {
     if (m.axis_sizes.size() > 64) throw ValueError("mesh '" + m.name + "': more than 64 axes");
     for (int64_t s : m.axis_sizes)
-      if (s < 1) throw ValueError("mesh '" + m.name + "': axis sizes must be >= 1");
+      if (s < 1 || s > INT32_MAX) throw ValueError("mesh '" + m.name + "': axis sizes must be in 1.." + std::to_string(INT32_MAX));
   }
   for (int v = 0; v < num_values(); ++v) check_axes(*this, v);
   for (int o = 0; o < static_cast<int>(ops.size()); ++o) check_op(*this, o);

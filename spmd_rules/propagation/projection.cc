@@ -21,14 +21,14 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
   reserved = s.replicated;
   if (is_inner(op, i) && p.mesh >= 0) {  // inside the body the manual axes do not exist
     for (std::size_t a = 0; a < g.meshes[p.mesh].axis_sizes.size(); ++a)
-      if (op.manual_axes >> a & 1) reserved.push_back({static_cast<int32_t>(a), 1, g.meshes[p.mesh].axis_sizes[a]});
+      if (op.manual_axes >> a & 1) reserved.push_back({static_cast<int32_t>(a), 1, static_cast<int32_t>(g.meshes[p.mesh].axis_sizes[a])});
   }
   const auto& dims = tensor_factors(table, op, i);
   AxisList queue;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const DimSharding& ds = d < s.dims.size() ? s.dims[d] : DimSharding{};
     std::size_t qi = 0;
-    queue.assign(ds.axes.begin(), ds.axes.end());
+    queue = ds.axes;
     const bool hidden = ds.user && effective_priority(ds) > threshold;
     bool closed_rest = ds.closed || hidden;
     for (std::size_t fi = 0; fi < dims[d].size(); ++fi) {
@@ -46,14 +46,15 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
           cap /= a.size;
           ++qi;
         } else if (a.size % cap == 0) {  // the factor takes the major part of the axis
-          slot.axes.push_back({a.axis, a.pre, cap});
-          queue[qi] = {a.axis, a.pre * cap, a.size / cap};
+          const auto c32 = static_cast<int32_t>(cap);  // cap < a.size here
+          slot.axes.push_back({a.axis, a.pre, c32});
+          queue[qi] = {a.axis, a.pre * c32, a.size / c32};
           cap = 1;
         } else if (minor_most) {  // Shardy allows a non-divisible split of the minor-most factor
           slot.axes.push_back(a);
           cap = 1;
           ++qi;
-        } else if (const int64_t g = std::gcd(cap, a.size); g > 1) {  // the part of the axis that fits
+        } else if (const auto g = static_cast<int32_t>(std::gcd(cap, int64_t{a.size})); g > 1) {  // the part that fits
           slot.axes.push_back({a.axis, a.pre, g});
           queue[qi] = {a.axis, a.pre * g, a.size / g};
           cap /= g;

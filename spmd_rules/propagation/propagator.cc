@@ -89,6 +89,9 @@ Propagator::Propagator(Graph& g) : g_(g) {
         provenance_[v].level = Level::kUser;
       }
   queued_.assign(no, 0);
+  visits_[0].assign(no, Visit{});
+  visits_[1].assign(no, Visit{});
+  changed_at_.assign(nv, 0);
   unify_groups();
 }
 
@@ -147,8 +150,18 @@ void Propagator::unify_groups() {
   }
 }
 
+bool Propagator::needs_visit(int o, bool aggressive, int64_t key) const {
+  const Visit& last = visits_[aggressive][o];
+  if (last.key != key) return true;
+  const Op& op = g_.ops[o];
+  for (int i = 0; i < op.num_tensors(); ++i)
+    if (changed_at_[op.tensor_value(i)] > last.stamp) return true;
+  return false;
+}
+
 void Propagator::on_change(int v, int op, Level level, int priority, int step) {
   ++stats_.updates;
+  changed_at_[v] = ++clock_;
   provenance_[v] = Provenance{op, level, priority, step, -1};
   auto enqueue_around = [&](int value) {
     for (int k = adj_start_[value]; k < adj_start_[value + 1]; ++k) {
@@ -176,6 +189,7 @@ void Propagator::on_change(int v, int op, Level level, int priority, int step) {
       }
     if (!changed) continue;
     ++stats_.updates;
+    changed_at_[w] = ++clock_;
     provenance_[w] = Provenance{op, Level::kGroup, priority, step, gi};
     enqueue_around(w);
   }
@@ -184,8 +198,9 @@ void Propagator::on_change(int v, int op, Level level, int priority, int step) {
 void Propagator::fixed_point(bool aggressive, int threshold, int priority, int step) {
   ++stats_.rounds;
   queue_.clear();
+  const int64_t round_key = static_cast<int64_t>(threshold) << 2;
   for (int o = 0; o < static_cast<int>(g_.ops.size()); ++o)
-    if (dirs_[o] != kNone) {
+    if (dirs_[o] != kNone && needs_visit(o, aggressive, round_key | dirs_[o])) {
       queued_[o] = 1;
       queue_.push_back(o);
     }
@@ -209,6 +224,7 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
     changed.clear();
     write_back(g_, op, p, changed);
     for (int v : changed) on_change(v, o, level, priority, step);
+    visits_[aggressive][o] = Visit{clock_, round_key | dirs_[o]};
   }
 }
 

@@ -48,6 +48,16 @@ class Propagator {
   std::vector<int> queue_;
   std::vector<uint8_t> queued_;
   std::vector<Direction> dirs_;       // per op, in the current op-priority step
+  // Skipping work across rounds: an op needs no visit in a round if, for the same strategy, it
+  // was last visited with the same direction and priority and no value around it changed since.
+  struct Visit {
+    uint64_t stamp = 0;
+    int64_t key = -1;
+  };
+  std::vector<Visit> visits_[2];      // per strategy (basic, aggressive), per op
+  std::vector<uint64_t> changed_at_;  // per value: the clock of its last change
+  uint64_t clock_ = 0;
+  bool needs_visit(int o, bool aggressive, int64_t key) const;
   Stats stats_;
 };
 

@@ -6,14 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "small_vector.h"
+
 namespace spmd::prop {
 
 // A whole mesh axis (pre = 1, size = the axis size) or Shardy's sub-axis "name":(pre)size: the
 // size-`size` slice of the axis that starts after `pre` devices' worth of it.
 struct AxisRef {
   int32_t axis = 0;
-  int64_t pre = 1;
-  int64_t size = 1;
+  int32_t pre = 1;
+  int32_t size = 1;
   bool operator==(const AxisRef& o) const { return axis == o.axis && pre == o.pre && size == o.size; }
   bool operator!=(const AxisRef& o) const { return !(*this == o); }
   // Two refs of one axis can be used together only if one lies wholly after the other in the
@@ -25,7 +27,7 @@ struct AxisRef {
     return !before && !after;
   }
   // The largest major part of `this` that can be used together with `o` (size 1: none).
-  int64_t free_prefix_before(const AxisRef& o) const {
+  int32_t free_prefix_before(const AxisRef& o) const {
     if (!overlaps(o)) return size;
     if (o.pre > pre && o.pre % pre == 0 && size % (o.pre / pre) == 0) return o.pre / pre;
     return 1;
@@ -33,7 +35,10 @@ struct AxisRef {
   // `this` is the major part of `o` (same start, smaller or equal size): "x":(1)2 of "x".
   bool is_prefix_of(const AxisRef& o) const { return axis == o.axis && pre == o.pre && size <= o.size && o.size % size == 0; }
 };
-using AxisList = std::vector<AxisRef>;
+// Inline storage: propagation builds and copies these lists on every rule application. A dim
+// (or a factor) may hold at most kMaxAxes axis pieces; more is a ValueError.
+inline constexpr std::size_t kMaxAxes = 16;
+using AxisList = SmallVec<AxisRef, kMaxAxes>;
 
 inline constexpr int kNoPriority = -1;  // a dim the user did not give a priority: p0
 inline constexpr int kNoOrigin = -1;

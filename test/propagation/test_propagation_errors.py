@@ -115,3 +115,10 @@ def test_bad_direction_and_mesh():
         g.mesh("mesh", a=2)
     with pytest.raises(ValueError, match="axis names repeat"):
         g.mesh("m3", [("a", 2), ("a", 2)])
+
+
+def test_too_many_axes_on_one_dim_is_a_value_error():
+    g = Graph()
+    g.mesh("m", [(f"x{i}", 1) for i in range(17)])
+    with pytest.raises(ValueError, match="at most 16 axes"):
+        g.value([4], "[{" + ", ".join(f'"x{i}"' for i in range(17)) + "}]")
