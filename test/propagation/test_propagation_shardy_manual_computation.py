@@ -211,3 +211,105 @@ def test_manual_axes_never_enter_the_body():
     g.propagate(**BASIC)
     assert g.sharding(arg) == '[{?}, {"a", "c", ?}]'
     assert all(name != "b" for dim in g.dim_axes(arg) for name, _, _ in dim)
+
+
+def _one_mc(arg=None, ins='[{"b", ?}, {?}]', outs='[{"b", ?}, {?}]', manual=("b",), body_sharding=None,
+            before=False, after=False, result=None, shape=(32, 32), from_inside="both"):
+    """x -> [add] -> manual_computation(ins, outs){ [testonly] add(body_sharding) [testonly] } -> [add] -> return."""
+    g = mesh()
+    x = g.value(list(shape), arg)
+    src = ew(g, x, x, name="add_before") if before else x
+    inner = {}
+
+    def body(g, args):
+        v = args[0]
+        if from_inside == "in":  # the body's sharding only flows back to the in_sharding
+            inner["add"] = ew(g, v, v, out_sharding=body_sharding)
+            return no_rule_op(g, inner["add"])
+        if from_inside == "out":
+            v = no_rule_op(g, v)
+        inner["add"] = ew(g, v, v, out_sharding=body_sharding)
+        return inner["add"]
+
+    (res,), (in_edge,), (out_edge,), _, _ = _mc(g, [src], [ins], [outs], list(manual), body)
+    tail = ew(g, res, res, name="add_after") if after else res
+    r = g.func_result(tail, result)
+    run = g.propagate(**BASIC)
+    return g, dict(x=x, src=src, in_edge=in_edge, out_edge=out_edge, res=res, tail=tail, r=r, add=inner["add"])
+
+
+def test_remove_existing_free_axes_in_shardings():
+    g, v = _one_mc(ins='[{"b", "a", ?}, {?}]', body_sharding='[{"a", "c", ?}, {?}]', from_inside="in")
+    expect(g, {v["x"]: '[{"b", "a", "c", ?}, {?}]', v["in_edge"]: '[{"b", "a", "c", ?}, {?}]',
+               v["out_edge"]: '[{"b", ?}, {?}]', v["r"]: '[{"b", ?}, {?}]'})
+
+
+def test_remove_existing_free_axes_out_shardings():
+    g, v = _one_mc(outs='[{"b", "a", ?}, {?}]', body_sharding='[{"a", "c", ?}, {?}]', from_inside="out")
+    expect(g, {v["x"]: '[{"b", ?}, {?}]', v["in_edge"]: '[{"b", ?}, {?}]',
+               v["out_edge"]: '[{"b", "a", "c", ?}, {?}]', v["r"]: '[{"b", "a", "c", ?}, {?}]'})
+
+
+def test_multiple_manual_axes_same_dim():
+    g, v = _one_mc(ins='[{"a", "b", ?}, {?}]', outs='[{"b", "a", ?}, {?}]', manual=("a", "b"), body_sharding='[{"c", ?}, {?}]')
+    expect(g, {v["x"]: '[{"a", "b", "c", ?}, {?}]', v["in_edge"]: '[{"a", "b", "c", ?}, {?}]',
+               v["out_edge"]: '[{"b", "a", "c", ?}, {?}]', v["r"]: '[{"b", "a", "c", ?}, {?}]'})
+
+
+def test_multiple_manual_axes_different_dim():
+    g, v = _one_mc(ins='[{"a", "b", ?}, {"d", ?}], replicated={"c"}', outs='[{"b", "a", ?}, {"c", ?}], replicated={"d"}',
+                   manual=("a", "b", "c", "d"), body_sharding='[{"e", ?}, {"f", "g", ?}]')
+    expect(g, {v["x"]: '[{"a", "b", "e", ?}, {"d", "f", "g", ?}]', v["in_edge"]: '[{"a", "b", "e", ?}, {"d", "f", "g", ?}]',
+               v["out_edge"]: '[{"b", "a", "e", ?}, {"c", "f", "g", ?}]', v["r"]: '[{"b", "a", "e", ?}, {"c", "f", "g", ?}]'})
+    assert g.sharding_full(v["in_edge"]).endswith('replicated={"c"}>')
+    assert g.shape(g.num_values - 1) == [32, 32] and g.sharding(v["add"]) == '[{"e", ?}, {"f", "g", ?}]'
+
+
+def test_free_axis_on_own_dim_from_inside():
+    g, v = _one_mc(body_sharding='[{?}, {"a", ?}]')
+    ba = '[{"b", ?}, {"a", ?}]'
+    expect(g, {v["x"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["r"]: ba})
+
+
+def test_free_axis_on_own_dim_from_outside():
+    g, v = _one_mc(arg='[{?}, {"a", ?}, {?}]', ins='[{"b", ?}, {?}, {?}]', outs='[{"b", ?}, {?}, {?}]',
+                   result='[{?}, {?}, {"c", ?}]', shape=(32, 32, 32))
+    bac = '[{"b", ?}, {"a", ?}, {"c", ?}]'
+    expect(g, {v["x"]: bac, v["in_edge"]: bac, v["out_edge"]: bac, v["res"]: bac})
+
+
+def test_replicated_manual_axes():
+    g, v = _one_mc(ins='[{"b", ?}, {?}], replicated={"c"}', outs='[{"b", ?}, {?}], replicated={"c"}', manual=("b", "c"),
+                   body_sharding='[{"a", ?}, {?}]', before=True, after=True)
+    ba = '[{"b", "a", ?}, {?}]'
+    expect(g, {v["x"]: ba, v["src"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["tail"]: ba, v["r"]: ba})
+    assert all(name not in ("b", "c") for dim in g.dim_axes(v["add"]) for name, _, _ in dim)
+
+
+def test_replicated_manual_axes_directly_used_returned_from_func():
+    g, v = _one_mc(ins='[{"b", ?}, {?}], replicated={"c"}', outs='[{"b", ?}, {?}], replicated={"c"}', manual=("b", "c"),
+                   body_sharding='[{"a", ?}, {?}]')
+    ba = '[{"b", "a", ?}, {?}]'
+    expect(g, {v["x"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["r"]: ba})
+
+
+def test_replicated_free_axes():
+    g, v = _one_mc(ins='[{"b", ?}, {?}], replicated={"c"}', outs='[{"b", ?}, {?}], replicated={"c"}',
+                   body_sharding='[{"a", ?}, {?}]', before=True, after=True)
+    ba = '[{"b", "a", ?}, {?}]'
+    expect(g, {v["x"]: ba, v["src"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["tail"]: ba})
+    assert g.sharding_full(v["in_edge"]).endswith('replicated={"c"}>') and "replicated" not in g.sharding_full(v["tail"])
+
+
+def test_replicated_free_axes_directly_used_returned_from_func():
+    g, v = _one_mc(ins='[{"b", ?}, {?}], replicated={"c"}', outs='[{"b", ?}, {?}], replicated={"c"}',
+                   body_sharding='[{"a", ?}, {?}]')
+    ba = '[{"b", "a", ?}, {?}]'
+    expect(g, {v["x"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["r"]: ba})
+
+
+def test_replicated_inside_body():
+    g, v = _one_mc(body_sharding='[{"a", ?}, {?}], replicated={"c"}')
+    ba = '[{"b", "a", ?}, {?}]'
+    expect(g, {v["x"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["r"]: ba})
+    assert "replicated" not in g.sharding_full(v["in_edge"]) and "replicated" not in g.sharding_full(v["out_edge"])
