@@ -313,3 +313,56 @@ def test_replicated_inside_body():
     ba = '[{"b", "a", ?}, {?}]'
     expect(g, {v["x"]: ba, v["in_edge"]: ba, v["out_edge"]: ba, v["r"]: ba})
     assert "replicated" not in g.sharding_full(v["in_edge"]) and "replicated" not in g.sharding_full(v["out_edge"])
+
+
+def test_preserve_untouched_closed_dim():
+    g, v = _one_mc(ins='[{"b", ?}, {}]', outs='[{"b", ?}, {}]', body_sharding='[{"a", ?}, {?}]')
+    expect(g, {v["x"]: '[{"b", "a", ?}, {?}]', v["in_edge"]: '[{"b", "a", ?}, {}]', v["out_edge"]: '[{"b", "a", ?}, {}]',
+               v["r"]: '[{"b", "a", ?}, {?}]'})
+
+
+def test_dont_propagate_into_closed_dim_from_inside():
+    g, v = _one_mc(ins='[{"b"}, {?}]', outs='[{"b"}, {?}]', body_sharding='[{"a", ?}, {?}]')
+    expect(g, {v["x"]: '[{"b", ?}, {?}]', v["in_edge"]: '[{"b"}, {?}]', v["out_edge"]: '[{"b"}, {?}]', v["r"]: '[{"b", ?}, {?}]'})
+
+
+def test_dont_propagate_into_out_sharding_closed_dim_from_outside():
+    g = mesh()
+    x = g.value([32, 32])
+    (res,), (in_edge,), (out_edge,), _, rets = _mc(g, [x], ['[{"b", ?}, {?}]'], ['[{"b"}, {?}]'], ["b"],
+                                                   lambda g, a: ew(g, a[0], a[0]))
+    s = ew(g, res, res, out_sharding='[{"b", "a", ?}, {?}]', name="add_after")
+    r = g.func_result(s)
+    g.propagate(**BASIC)
+    expect(g, {x: '[{"b", ?}, {?}]', in_edge: '[{"b", ?}, {?}]', out_edge: '[{"b"}, {?}]', rets: "[{?}, {?}]",
+               r: '[{"b", "a", ?}, {?}]'})
+
+
+def test_dont_propagate_into_in_sharding_closed_dim_from_outside():
+    g = mesh()
+    x = g.value([32, 32])
+    s = ew(g, x, x, out_sharding='[{"b", "a", ?}, {?}]', name="add_before")
+    (res,), (in_edge,), (out_edge,), _, rets = _mc(g, [s], ['[{"b"}, {?}]'], ['[{"b", ?}, {?}]'], ["b"],
+                                                   lambda g, a: ew(g, a[0], a[0]))
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {x: '[{"b", "a", ?}, {?}]', in_edge: '[{"b"}, {?}]', out_edge: '[{"b", ?}, {?}]', rets: "[{?}, {?}]",
+               r: '[{"b", ?}, {?}]'})
+
+
+def test_manual_computation_with_tokens():
+    # the token operand carries no sharding; the tensor operand's free axis enters, "b" stays manual
+    g = mesh()
+    x = g.value([4, 4], '[{"a"}, {?}]')
+    inner = {}
+
+    def body(g, args):
+        inner["add"] = ew(g, args[0], args[0])
+        return inner["add"]
+
+    (res,), (in_edge,), (out_edge,), (arg,), _ = _mc(g, [x], ['[{?}, {"b"}]'], ['[{?}, {"b"}]'], ["b"], body)
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {x: '[{"a"}, {"b", ?}]', in_edge: '[{"a", ?}, {"b"}]', out_edge: '[{"a", ?}, {"b"}]',
+               inner["add"]: '[{"a", ?}, {?}]', r: '[{"a", ?}, {"b", ?}]'})
+    assert g.shape(arg) == [4, 2]
