@@ -105,3 +105,120 @@ def test_while_loop_edges_carry_sharding_around_the_loop():
     g.data_flow_edge([x, body], [res, body_arg])
     g.propagate(**BASIC)
     expect(g, {body_arg: '[{"a", ?}, {"b", ?}]', res: '[{"a", ?}, {"b", ?}]', body: '[{"a", ?}, {"b", ?}]'})
+
+
+def test_case_propagate_mulitple_uses():
+    g = graph(a=2, b=2)
+    x, y = g.value([8]), g.value([8], '[{"a", "b", ?}]')
+    res = g.value([8], name="case")
+    g.data_flow_edge([x, y], [res])
+    s0, s1 = ew(g, res, res, name="add"), ew(g, res, res, name="subtract")
+    d = ew(g, s1, s0, name="divide")
+    r = g.func_result(d)
+    g.propagate(**BASIC)
+    ab = '[{"a", "b", ?}]'
+    expect(g, {x: ab, res: ab, s0: ab, s1: ab, d: ab, r: ab})
+
+
+def test_optimization_barrier():
+    g = graph(a=2, b=2)
+    x, y = g.value([32, 96], '[{"a"}, {?}]'), g.value([32, 96])
+    s = ew(g, x, x)
+    o0, o1 = g.value([32, 96], name="opt#0"), g.value([32, 96], name="opt#1")
+    g.data_flow_edge([s], [o0])
+    g.data_flow_edge([y], [o1])
+    g.func_result(o0, '[{?}, {"b"}]')
+    g.func_result(o1, '[{"b"}, {?}]')
+    g.propagate(**BASIC)
+    expect(g, {x: '[{"a"}, {"b", ?}]', y: '[{"b", ?}, {?}]', s: '[{"a", ?}, {"b", ?}]', o0: '[{"a", ?}, {"b", ?}]',
+               o1: '[{"b", ?}, {?}]'})
+
+
+def _while(g, operand, body, result_sharding=None):
+    """while(operand): body(g, iter_arg) -> returned; edges join operand, return, result, iter arg."""
+    it = g.value(g.shape(operand), name="iterArg")
+    ret = body(g, it)
+    res = g.value(g.shape(operand), name="while#0")
+    g.data_flow_edge([operand, ret], [res, it])
+    return it, res
+
+
+def no_rule(g, v):
+    return g.op("sdy_testonly", "ij->ij", [v], [g.shape(v)], blocked="ij")
+
+
+AB_OPEN = '[{"a", ?}, {"b", ?}]'
+
+
+def test_while_func_return():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96])
+    inner = {}
+    it, res = _while(g, x, lambda g, it: inner.setdefault("add", ew(g, it, it)))
+    g.func_result(res, '[{"a"}, {"b"}]')
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, inner["add"]: AB_OPEN, res: AB_OPEN, it: AB_OPEN})
+
+
+def test_while_func_return_directly_on_func_operand():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96], '[{"a", ?}, {?}]')
+    inner = {}
+    it, res = _while(g, x, lambda g, it: inner.setdefault("add", ew(g, it, it)))
+    r = g.func_result(res, '[{?}, {"b", ?}]')
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, inner["add"]: AB_OPEN, res: AB_OPEN, r: AB_OPEN})
+
+
+def test_while_result_use():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96])
+    inner = {}
+    it, res = _while(g, x, lambda g, it: inner.setdefault("add", ew(g, it, it)))
+    s = ew(g, res, res, out_sharding='[{"a"}, {"b"}]')
+    r = g.func_result(s)
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, inner["add"]: AB_OPEN, res: AB_OPEN, r: AB_OPEN})
+
+
+def test_while_body_propagate_block_arg():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96])
+    inner = {}
+
+    def body(g, it):
+        inner["add"] = ew(g, it, it, out_sharding='[{"a"}, {"b"}]')
+        return no_rule(g, inner["add"])  # blocks forward flow in the body
+
+    it, res = _while(g, x, body)
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, it: AB_OPEN, res: AB_OPEN, r: AB_OPEN, inner["add"]: '[{"a"}, {"b"}]'})
+
+
+def test_while_body_propagate_return_op():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96])
+    inner = {}
+
+    def body(g, it):
+        cc = no_rule(g, it)  # blocks backward flow to the iter arg inside the body
+        inner["add"] = ew(g, cc, cc, out_sharding='[{"a"}, {"b"}]')
+        return inner["add"]
+
+    it, res = _while(g, x, body)
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, it: AB_OPEN, res: AB_OPEN, r: AB_OPEN})
+
+
+def test_while_body_non_func_operand_result_use():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96])
+    s = ew(g, x, x, name="add_before")
+    inner = {}
+    it, res = _while(g, s, lambda g, it: inner.setdefault("add", ew(g, it, it, out_sharding='[{"a"}, {"b"}]')))
+    s2 = ew(g, res, res, name="add_after")
+    r = g.func_result(s2)
+    g.propagate(**BASIC)
+    expect(g, {x: AB_OPEN, s: AB_OPEN, res: AB_OPEN, s2: AB_OPEN, r: AB_OPEN})
