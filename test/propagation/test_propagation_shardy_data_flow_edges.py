@@ -222,3 +222,94 @@ def test_while_body_non_func_operand_result_use():
     r = g.func_result(s2)
     g.propagate(**BASIC)
     expect(g, {x: AB_OPEN, s: AB_OPEN, res: AB_OPEN, s2: AB_OPEN, r: AB_OPEN})
+
+
+def test_while_func_operand():
+    g = graph(a=2, b=2)
+    x = g.value([32, 96], '[{"a"}, {"b"}]')
+    inner = {}
+    it, res = _while(g, x, lambda g, it: inner.setdefault("add", ew(g, it, it)))
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {inner["add"]: AB_OPEN, res: AB_OPEN, it: AB_OPEN, r: AB_OPEN})
+
+
+def _named_computation(g, operand, body):
+    """sdy.named_computation: edges operand -> body arg and body return -> result."""
+    arg = g.value(g.shape(operand), name="nc_arg")
+    g.data_flow_edge([operand], [arg])
+    ret = body(g, arg)
+    res = g.value(g.shape(operand), name="nc_result")
+    g.data_flow_edge([ret], [res])
+    return arg, res
+
+
+def test_named_computation_argument_sharding_propagation():
+    g = graph(a=2, b=2)
+    x = g.value([8, 2], '[{"a"}, {}]')
+    s = ew(g, x, x)
+    arg, res = _named_computation(g, s, lambda g, a: a)
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    a = '[{"a", ?}, {?}]'
+    expect(g, {s: a, arg: a, res: a, r: a})
+
+
+def test_named_computation_result_sharding_propagation():
+    g = graph(a=2, b=2)
+    x = g.value([8, 2])
+    s = ew(g, x, x)
+    inner = {}
+    arg, res = _named_computation(g, s, lambda g, a: inner.setdefault("sub", ew(g, a, a, name="subtract")))
+    g.func_result(res, '[{"a"}, {}]')
+    g.propagate(**BASIC)
+    a = '[{"a", ?}, {?}]'
+    expect(g, {x: a, s: a, arg: a, inner["sub"]: a, res: a})
+
+
+def test_named_computation_inside_out_propagation():
+    g = graph(a=2, b=2)
+    x = g.value([8, 2])
+    s = ew(g, x, x)
+
+    def body(g, a):
+        return g.constraint(g.constraint(a, '[{"a"}, {}]'), '[{"b"}, {}]')
+
+    arg, res = _named_computation(g, s, body)
+    r = g.func_result(res)
+    g.propagate(**BASIC)
+    expect(g, {x: '[{"a", ?}, {?}]', s: '[{"a", ?}, {?}]', arg: '[{"a", ?}, {?}]', res: '[{"b", ?}, {?}]', r: '[{"b", ?}, {?}]'})
+
+
+def _mc_edges(arg, out_result, body_first_no_rule):
+    g = graph(a=2, b=2, c=2)
+    x = g.value([32, 32], arg)
+    inner = {}
+
+    def body(g, args):
+        v = args[0]
+        if body_first_no_rule:
+            inner["cc"] = no_rule(g, v)
+            v = inner["cc"]
+        inner["add"] = ew(g, v, v, out_sharding='[{"a", ?}, {?}]')
+        return inner["add"] if body_first_no_rule else no_rule(g, inner["add"])
+
+    (res,) = g.manual_computation([x], ['[{"b", ?}, {?}]'], ['[{"b", ?}, {?}]'], ["b"], body)
+    out = g.value([32, 32], out_result, name="edge")
+    g.data_flow_edge([res], [out])
+    g.func_result(out)
+    g.propagate(**BASIC)
+    return g, x, inner, res, out
+
+
+def test_manual_computation_update_in_sharding_edge():
+    # Shardy keeps the in_sharding attribute and grows the edge inside; our in_sharding value is
+    # that edge, so it shows the grown sharding: operand, body and results match Shardy's.
+    g, x, inner, res, out = _mc_edges('[{?}, {"c", ?}]', None, body_first_no_rule=False)
+    expect(g, {x: '[{"b", "a", ?}, {"c", ?}]', inner["add"]: '[{"a", ?}, {"c", ?}]', out: '[{"b", ?}, {?}]'})
+
+
+def test_manual_computation_update_out_sharding_edge():
+    g, x, inner, res, out = _mc_edges(None, '[{?}, {"c", ?}]', body_first_no_rule=True)
+    expect(g, {x: '[{"b", ?}, {?}]', inner["cc"]: '[{"a", ?}, {"c", ?}]', inner["add"]: '[{"a", ?}, {"c", ?}]',
+               out: '[{"b", "a", ?}, {"c", ?}]'})
