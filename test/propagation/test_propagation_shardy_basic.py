@@ -3,6 +3,7 @@ priorities), re-expressed as graphs: elementwise and dot ops, multi-result ops, 
 constraints, barriers in each direction, multi-axis and sub-axis compatibility, size-1 axes,
 slices/concatenate (permutation factors) and reshapes (compound factors, sub-axes)."""
 from prop_helpers import DOT, dot, ew, expect, graph
+from spmdkit.propagation import Graph
 
 BASIC = dict(aggressive=False, op_priority=False, user_priority=False)
 
@@ -466,3 +467,88 @@ def test_basic_empty_mesh_replaced_closed_dim_respected():
     s = ew(g, x, y)
     run(g)
     expect(g, {y: '[{"a", ?}, {}]', s: '[{"a", ?}, {?}]'})
+
+
+def test_maximal_mesh_not_replaced():
+    g = graph(a=2, b=2)
+    g.mesh("maximal_mesh", maximal=True)
+    x = g.value([8, 8], '[{"a"}, {"b"}]', mesh="mesh")
+    y = g.value([8, 8], "[{}, {}]", mesh="maximal_mesh")
+    s = ew(g, x, y)
+    run(g)
+    assert g.sharding(s) == "[{?}, {?}]" and g.mesh_of(s) is None and g.mesh_of(y) == "maximal_mesh"
+
+
+def test_do_not_propagate_along_maximal_mesh():
+    g = graph(a=2, b=2)
+    g.mesh("maximal_mesh", maximal=True)
+    recv = g.value([2, 2], "[{}, {}]", mesh="maximal_mesh", name="recv")  # a host transfer's result
+    a = g.op("abs", "ij->ij", [recv], [[2, 2]])
+    s = ew(g, a, a)
+    g.func_result(s, '[{"b"}, {"a"}]', mesh="mesh")
+    run(g)
+    expect(g, {a: '[{"b", ?}, {"a", ?}]', s: '[{"b", ?}, {"a", ?}]', recv: "[{}, {}]"})
+
+
+def test_source_result_different_meshes_not_propagated():
+    g = Graph()
+    g.mesh("mesh_a_3", a=3)
+    g.mesh("mesh_a_6", a=6)
+    x = g.value([8, 8], '[{"a", ?}, {?}]', mesh="mesh_a_3")
+    t = g.op("tanh", "ij->ij", [x], [[8, 8]])
+    r = g.func_result(t, "[{?}, {?}]", mesh="mesh_a_6")
+    run(g)
+    assert (g.sharding(t), g.mesh_of(t)) == ('[{"a", ?}, {?}]', "mesh_a_3")
+    assert (g.sharding(r), g.mesh_of(r)) == ("[{?}, {?}]", "mesh_a_6")
+
+
+def test_operands_different_meshes_not_propagated():
+    g = Graph()
+    g.mesh("mesh_a_3", a=3)
+    g.mesh("mesh_a_6", a=6)
+    x = g.value([8, 8], '[{"a"}, {?}]', mesh="mesh_a_3")
+    y = g.value([8, 8], "[{?}, {?}]", mesh="mesh_a_6")
+    s = ew(g, x, y)
+    run(g)
+    assert g.sharding(s) == "[{?}, {?}]" and g.mesh_of(s) is None
+
+
+def test_different_meshes_and_empty_mesh_not_propagated():
+    g = Graph()
+    g.mesh("mesh_a_3", a=3)
+    g.mesh("mesh_a_6", a=6)
+    g.mesh("empty_mesh")
+    x = g.value([8, 8], '[{"a"}, {?}]', mesh="mesh_a_3")
+    y = g.value([8, 8], "[{?}, {?}]", mesh="mesh_a_6")
+    s = ew(g, x, y, out_sharding="<@empty_mesh, [{?}, {?}]>")
+    run(g)
+    assert g.sharding(s) == "[{?}, {?}]" and g.mesh_of(s) is None
+
+
+def test_different_mesh_names_same_mesh_propagated():
+    g = Graph()
+    g.mesh("mesh_a_3", a=3)
+    g.mesh("mesh_a_3_another", a=3)
+    x = g.value([8, 8], '[{"a"}, {?}]', mesh="mesh_a_3")
+    y = g.value([8, 8], '[{"a"}, {?}]', mesh="mesh_a_3_another")
+    s = ew(g, x, y)
+    run(g)
+    assert (g.sharding(s), g.mesh_of(s)) == ('[{"a", ?}, {?}]', "mesh_a_3")
+
+
+def test_blocked_propagation_factor():
+    # ([i, j, k])->([i, j, k]) need_replication={j, k} blocked_propagation={i, k} on [{"a"}, {"b"}, {"c"}].
+    # Shardy still propagates the need-replication factor j ("b" reaches the result). We keep
+    # need-replication factors whole, as this project's rules require: a documented difference
+    # (docs/propagation.md); i and k are blocked in both.
+    g = graph(a=2, b=2, c=2)
+    x = g.value([8, 8, 8], '[{"a"}, {"b"}, {"c"}]')
+    y = g.op("custom_call", "([i, j, k])->([i, j, k]) {i=8, j=8, k=8} need_replication={j, k} blocked_propagation={i, k}",
+             [x], [[8, 8, 8]])
+    run(g)
+    assert g.sharding(y) == "[{?}, {?}, {?}]"
+    g2 = graph(a=2, b=2, c=2)  # the same op with j pass-through: "b" propagates, "a"/"c" stay blocked
+    x2 = g2.value([8, 8, 8], '[{"a"}, {"b"}, {"c"}]')
+    y2 = g2.op("custom_call", "([i, j, k])->([i, j, k]) {i=8, j=8, k=8} blocked_propagation={i, k}", [x2], [[8, 8, 8]])
+    run(g2)
+    assert g2.sharding(y2) == '[{?}, {"b", ?}, {?}]'

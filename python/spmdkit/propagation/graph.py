@@ -30,30 +30,38 @@ class Graph:
         self.stats = None
 
     # ---- meshes and values ----------------------------------------------------------------
-    def mesh(self, name: str, axes=None, **sizes) -> str:
-        """Adds a mesh with named axes: mesh("m", a=2, b=4) or mesh("m", [("a", 2), ("b", 4)])."""
+    def mesh(self, name: str, axes=None, *, maximal: bool = False, **sizes) -> str:
+        """Adds a mesh with named axes: mesh("m", a=2, b=4) or mesh("m", [("a", 2), ("b", 4)]).
+        A mesh without axes is Shardy's empty mesh (fits any mesh) unless `maximal` (one device:
+        a mesh of its own). A second name for the same axes is the same mesh (Shardy dedups
+        meshes on import)."""
         pairs = list(axes.items() if isinstance(axes, dict) else (axes or [])) + list(sizes.items())
         if name in self.meshes:
             raise ValueError(f"mesh {name!r} is defined twice")
         names = [str(n) for n, _ in pairs]
         if len(set(names)) != len(names):
             raise ValueError(f"mesh {name!r}: axis names repeat: {names}")
-        spec = MeshSpec(name, tuple(names), tuple(int(s) for _, s in pairs))
-        self._mesh_ids[name] = self._g.add_mesh(name, list(spec.axis_names), list(spec.axis_sizes))
-        self._mesh_names.append(name)
+        spec = MeshSpec(name, tuple(names), tuple(int(s) for _, s in pairs), maximal)
+        same = next((m for m in self.meshes.values() if names and (m.axis_names, m.axis_sizes, m.maximal)
+                     == (spec.axis_names, spec.axis_sizes, False)), None)
+        if same is not None:
+            self._mesh_ids[name] = self._mesh_ids[same.name]
+        else:
+            self._mesh_ids[name] = self._g.add_mesh(name, list(spec.axis_names), list(spec.axis_sizes))
+            self._mesh_names.append(name)
         self.meshes[name] = spec
         return name
 
     def _default_mesh(self, mesh):
         if mesh is not None:
             return mesh
-        return self._mesh_names[0] if len(self._mesh_names) == 1 else None
+        return self._mesh_names[0] if len(self._mesh_names) == 1 else None  # one distinct mesh: the default
 
     def _parse(self, text, mesh, rank, what):
         mesh_name, dims, replicated = parse_sharding(text, self.meshes, self._default_mesh(mesh))
         if len(dims) != rank:
             raise ValueError(f"{what}: sharding {text!r} has {len(dims)} dims, the value has rank {rank}")
-        if not self.meshes[mesh_name].axis_names:  # Shardy's empty mesh fits any mesh: no mesh yet
+        if not self.meshes[mesh_name].axis_names and not self.meshes[mesh_name].maximal:  # the empty mesh fits any
             return -1, dims, replicated
         return self._mesh_ids[mesh_name], dims, replicated
 
@@ -66,7 +74,8 @@ class Graph:
         mesh_id, dims, replicated = -1, [], []
         if sharding is not None:
             mesh_id, dims, replicated = self._parse(sharding, mesh, len(shape), f"value {name!r}")
-        elif self._default_mesh(mesh) is not None and self.meshes[self._default_mesh(mesh)].axis_names:
+        elif self._default_mesh(mesh) is not None and (self.meshes[self._default_mesh(mesh)].axis_names
+                                                        or self.meshes[self._default_mesh(mesh)].maximal):
             mesh_id = self._mesh_ids[self._default_mesh(mesh)]
         v = self._g.add_value(name, shape, mesh_id, dims, replicated)
         self._shapes.append(shape)

@@ -21,6 +21,7 @@ class MeshSpec:
     name: str
     axis_names: tuple
     axis_sizes: tuple
+    maximal: bool = False  # a one-device mesh (explicit device ids, no axes)
 
     def axis_index(self, name: str, text: str) -> int:
         try:
