@@ -190,3 +190,28 @@ def test_maximal_sharding_no_results():
     r = g.func_result(x)
     g.propagate()
     expect(g, {x: "[{?}, {?}]", r: "[{?}, {?}]"})
+
+
+def test_manual_computation_shardings_with_priority():
+    g = graph(a=2, b=2, c=2)
+    x = g.value([32, 32], '[{"c"}p2, {?}]')
+    y = g.value([32, 32])
+    s0 = ew(g, x, x, name="add0")
+    inner = {}
+
+    def body(g, args):
+        g.annotate(args[0], '[{"b"}p1, {?}]')  # the body's data-flow edges carry shardings too
+        g.annotate(args[1], "[{?}p1, {?}]")
+        inner["args"] = args
+        inner["add"] = ew(g, args[0], args[1], name="body.add")
+        return inner["add"]
+
+    (res,) = g.manual_computation([s0, y], ['[{"a", "b"}p1, {?}]', '[{"a", ?}p1, {?}]'], ['[{"a", ?}, {"b", ?}p0]'], ["a"],
+                                  body)
+    edge = g.value([32, 32], '[{"a", ?}, {"b", ?}p0]', name="result_edge")
+    g.data_flow_edge([res], [edge])
+    r = g.func_result(edge)
+    g.propagate()
+    e1, e2 = inner["args"]
+    expect(g, {x: '[{"c"}, {?}]', y: '[{"a", ?}, {"b", ?}]', s0: '[{"a", "b", ?}, {?}]', e1: '[{"b"}, {?}]',
+               e2: '[{?}, {"b", ?}]', inner["add"]: '[{?}, {"b", ?}]', edge: '[{"a", ?}, {"b", ?}]', r: '[{"a", ?}, {"b", ?}]'})
