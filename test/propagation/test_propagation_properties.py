@@ -121,3 +121,19 @@ def test_sweep_of_random_programs_has_no_wrong_op():
         total += len(checks)
         wrong += sum(c.max_error > 1e-6 for c in checks)
     assert total > 900 and wrong == 0
+
+
+def test_results_are_partial_exactly_over_the_reduction_factors_axes():
+    from spmdkit.propagation.simulate import partial_axes
+    g = Graph()
+    g.mesh("mesh", x=2, y=2)
+    a = g.value([8, 16], '[{"y"}, {"x"}]')
+    w = g.value([16, 4])
+    mm = g.op("matmul", "ik,kj->ij", [a, w], [[8, 4]], reduction="k")
+    sm = g.op("softmax", "ij->ij", [mm], [[8, 4]], need_replication="j")
+    rs = g.op("reduce_sum", "ij->i", [a], [[8]], reduction="j")
+    g.propagate()
+    assert partial_axes(g, 0) == [("x", 1, 2)]   # k is split over x: the matmul's result is partial over x
+    assert partial_axes(g, 1) == []              # a softmax is never partial
+    assert partial_axes(g, 2) == [("x", 1, 2)]
+    assert g.sharding(mm) == '[{"y", ?}, {?}]' and g.sharding(rs) == '[{"y", ?}]'

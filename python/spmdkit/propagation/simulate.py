@@ -58,6 +58,18 @@ def choose_factor_axes(graph, o):
     return chosen, resharded
 
 
+def partial_axes(graph, o):
+    """The mesh axes over which op `o`'s results are partial sums under the factor sharding it
+    runs with: the axes of its reduction factors (need-replication factors never have any, so
+    a softmax or a sort is never partial). An all-reduce over them, or a consumer that is linear
+    in the value, completes the result."""
+    chosen, _ = choose_factor_axes(graph, o)
+    kinds = graph.ops[o]["factors"][3]
+    mesh = next((graph.mesh_of(v) for v in graph.ops[o]["operands"] + graph.ops[o]["results"] if graph.mesh_of(v)), None)
+    names = graph.meshes[mesh].axis_names if mesh else ()
+    return [(names[a], pre, size) for f, k in enumerate(kinds) if k == "reduction" for a, pre, size in chosen[f]]
+
+
 def _digit(coord, axis_size, pre, size):
     return (coord // (axis_size // (pre * size))) % size
 
