@@ -122,3 +122,21 @@ def test_too_many_axes_on_one_dim_is_a_value_error():
     g.mesh("m", [(f"x{i}", 1) for i in range(17)])
     with pytest.raises(ValueError, match="at most 16 axes"):
         g.value([4], "[{" + ", ".join(f'"x{i}"' for i in range(17)) + "}]")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(['[', ']', '{', '}', ',', '?', '"a"', '"b"', 'a', 'zz', ':(1)2', ':(2)2', ':(3)5', 'p1', 'p',
+                           '<@mesh', '<@nope', '>', 'replicated={', '"', ' ', '=', '@'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_any_sharding_text_parses_or_raises_a_value_error(text):
+    g = g2()
+    try:  # rejected at parse time, or (an axis used twice, a bad sub-axis) when the graph is checked
+        v = g.value([8, 8], text)
+        g.propagate()
+    except ValueError:
+        return
+    assert g.sharding(v).startswith("[")
