@@ -27,3 +27,13 @@ from ._core import DistTensorSpec, ProcessMesh, TensorDistAttr  # noqa: E402
 
 __all__ = ["core", "ProcessMesh", "TensorDistAttr", "DistTensorSpec"]
 __version__ = "0.1.0"
+
+
+def propagate(program, **options):
+    """Propagates an `spmdkit.ir.Program`'s shardings in place (Shardy's algorithm over the rules'
+    factor tables) and returns the program; `spmdkit.propagation.propagate_program` also returns
+    the graph with provenance. Options: aggressive, op_priority, user_priority, factor_table_of."""
+    from .propagation.from_ir import propagate_program
+    factor_table_of = options.pop("factor_table_of", None)
+    propagate_program(program, factor_table_of, **options)
+    return program

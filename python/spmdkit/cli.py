@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "verify":
         from .verify.cli import main as verify_main
         return verify_main(argv[1:])
+    if argv and argv[0] in ("propagate", "explain"):  # whole-program propagation (spmdkit.propagation)
+        from .propagation.cli import main as propagation_main
+        return propagation_main(argv)
     ap = argparse.ArgumentParser(prog="spmdkit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("infer", help="infer the shardings of one rule call")

@@ -1,0 +1,220 @@
+"""spmdkit.ir programs <-> propagation graphs: the integration point of issue 9.
+
+`propagate_program(program)` builds a Graph from a `spmdkit.ir.Program` (meshes, function
+arguments and results, every op that has a factor table, and the compiler-API ops: sharding
+constraints, groups, barriers, while/case/optimization_barrier data-flow edges, func.call
+edges and manual computations), propagates, and writes the shardings back onto the program's
+values (in place). Each op's factor table comes from `factor_table_of(op)`; by default the
+registry rule's `factors(...)` through `spmdkit.ir.bind` (the jax-rules branch), and an op
+whose table cannot be had (no rule, no factors in this build) is left opaque: nothing
+propagates through it, and it is listed in `Propagated.opaque`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .graph import Graph
+
+
+@dataclass
+class Propagated:
+    program: object
+    graph: Graph
+    value_ids: dict = field(default_factory=dict)   # id(ir Value) -> graph value id
+    values: list = field(default_factory=list)      # graph value id -> ir Value (or None for edges)
+    opaque: list = field(default_factory=list)      # ops without a factor table: (op name, reason)
+    constraints: list = field(default_factory=list)  # sdy.sharding_constraint ops (their sharding is an attribute)
+
+    def explain(self, value) -> str:
+        return self.graph.explain(self.value_ids[id(value)])
+
+
+def _sharding_text(sharding) -> str:
+    text = str(sharding)
+    return text[len("#sdy.sharding"):] if text.startswith("#sdy.sharding") else text
+
+
+def default_factor_table(op):
+    """The registry rule's factor table for `op` (raises when it has none)."""
+    from .. import DistTensorSpec, ProcessMesh, TensorDistAttr
+    from ..ir import bind
+
+    mesh = ProcessMesh([0], dim_names=["_"])
+
+    def spec_of(value):
+        attr = TensorDistAttr()
+        attr.process_mesh = mesh
+        attr.dims_mapping = [-1] * len(value.type.shape)
+        return DistTensorSpec(list(value.type.shape), attr)
+
+    return bind(op).factors(spec_of)
+
+
+def _table_parts(table):
+    """(operands, results, sizes, kinds, blocked) from a FactorTable object, or None for text."""
+    if isinstance(table, str):
+        return None
+    n = len(table.sizes)
+    blocked = set(table.blocked) if not (table.blocked and isinstance(table.blocked[0], bool)) else \
+        {f for f, b in enumerate(table.blocked) if b}
+    return ([list(map(list, t)) for t in table.operands], [list(map(list, t)) for t in table.results],
+            list(table.sizes), list(table.kinds), [f in blocked for f in range(n)])
+
+
+class _Builder:
+    def __init__(self, program, factor_table_of):
+        self.program = program
+        self.factor_table_of = factor_table_of or default_factor_table
+        self.g = Graph()
+        self.out = Propagated(program, self.g)
+        self.groups: dict[int, list[int]] = {}
+        for name, mesh in program.meshes.items():
+            self.g.mesh(name, list(zip(mesh.axis_names, mesh.shape)))
+
+    def value(self, v, name=""):
+        key = id(v)
+        if key not in self.out.value_ids:
+            text = _sharding_text(v.sharding) if v.sharding is not None else None
+            vid = self.g.value(list(v.type.shape), text, name=name or (v.name or ""))
+            self.out.value_ids[key] = vid
+            self.out.values.append(v)
+        return self.out.value_ids[key]
+
+    def edge(self, sources, targets):
+        self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
+
+    def function(self, fn):
+        for i, a in enumerate(fn.args):
+            self.value(a, f"{fn.name}.arg{i}")
+        self.block(fn.body, fn)
+
+    def block(self, block, fn=None):
+        for op in block.ops:
+            self.op(op, fn)
+
+    def op(self, op, fn):
+        name = op.name
+        if name in ("func.return", "return"):
+            for i, v in enumerate(op.operands):
+                sharding = fn.result_shardings[i] if fn and i < len(fn.result_shardings) else None
+                r = self.g.func_result(self.value(v), _sharding_text(sharding) if sharding is not None else None)
+                self.out.values.append(None)
+                self.out.value_ids[("result", fn.name, i)] = r
+            return
+        if name in ("stablehlo.return", "sdy.return"):
+            return  # handled by the op that owns the region
+        if name == "sdy.sharding_group":
+            self.groups.setdefault(int(op.attrs["group_id"]), []).append(self.value(op.operands[0]))
+            return
+        if name == "sdy.sharding_constraint":
+            self.g._identity("sharding_constraint", [self.value(op.operands[0])], [self.value(op.results[0])])
+            # the result carries the constraint: annotate it (a constraint is a user sharding)
+            self.g.annotate(self.value(op.results[0]), _sharding_text(op.attrs["sharding"]))
+            self.out.constraints.append(op)
+            return
+        if name == "sdy.propagation_barrier":
+            direction = str(op.attrs.get("allowed_direction", "NONE")).lower()
+            self.g._identity("propagation_barrier", [self.value(op.operands[0])], [self.value(op.results[0])],
+                             allowed="both" if direction == "both" else direction)
+            return
+        if name == "stablehlo.optimization_barrier":
+            for s, t in zip(op.operands, op.results):
+                self.edge([s], [t])
+            return
+        if name == "stablehlo.while":
+            cond, body = (r.block for r in op.regions)
+            body_ret = body.terminator.operands
+            for i, (x, y) in enumerate(zip(op.operands, op.results)):
+                self.edge([x, body_ret[i]], [y, body.args[i], cond.args[i]])
+            self.block(cond)
+            self.block(body)
+            return
+        if name == "stablehlo.case":
+            for r in op.regions:
+                self.block(r.block)
+            for i, y in enumerate(op.results):
+                self.edge([r.block.terminator.operands[i] for r in op.regions], [y])
+            return
+        if name in ("func.call", "call"):
+            callee = self.program.functions.get(op.attrs.get("callee"))
+            if callee is None:
+                self.out.opaque.append((name, "unknown callee"))
+                return
+            for x, a in zip(op.operands, callee.args):
+                self.edge([x], [a])
+            ret = callee.body.terminator
+            for y, r in zip(op.results, ret.operands if ret else []):
+                self.edge([r], [y])
+            return
+        if name == "sdy.manual_computation":
+            self.manual(op)
+            return
+        try:
+            table = self.factor_table_of(op)
+        except Exception as e:  # no rule / no factors: the op stays opaque
+            self.out.opaque.append((name, str(e)))
+            return
+        operands = [self.value(v) for v in op.operands]
+        results = [self.value(v) for v in op.results]
+        parts = _table_parts(table)
+        if parts is None:
+            self.g.op(name, table, operands, results)
+        else:
+            self.g.op_table(name, parts, operands, results)
+
+    def manual(self, op):
+        body = op.regions[0].block
+        ins = [_sharding_text(s) for s in op.attrs["in_shardings"]]
+        outs = [_sharding_text(s) for s in op.attrs["out_shardings"]]
+        manual_axes = list(op.attrs.get("manual_axes", []))
+        mesh = op.attrs["in_shardings"][0].mesh_name if op.attrs["in_shardings"] else None
+
+        def build_body(g, args):
+            for a, arg in zip(body.args, args):  # the body's arguments are the graph's body args
+                self.out.value_ids[id(a)] = arg
+                self.out.values.append(a)
+            self.block(body)
+            return [self.value(v) for v in body.terminator.operands]
+
+        results = self.g.manual_computation([self.value(v) for v in op.operands], ins, outs, manual_axes, build_body,
+                                            mesh=mesh)
+        for y, r in zip(op.results, results):
+            self.g.data_flow_edge([r], [self.value(y)])
+
+    def finish(self):
+        for members in self.groups.values():
+            self.g.group(members)
+        return self.out
+
+
+def build_graph(program, factor_table_of=None) -> Propagated:
+    b = _Builder(program, factor_table_of)
+    for fn in program.functions.values():
+        b.function(fn)
+    return b.finish()
+
+
+def propagate_program(program, factor_table_of=None, **options) -> Propagated:
+    """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
+    from ..sharding import parse_sharding
+
+    out = build_graph(program, factor_table_of)
+    out.graph.propagate(**options)
+    for vid, v in enumerate(out.values):
+        # write what propagation set: annotated values, and values that gained axes
+        if v is None or out.graph.mesh_of(vid) is None or (v.sharding is None and not any(out.graph.dim_axes(vid))):
+            continue
+        v.sharding = parse_sharding(out.graph.sharding_full(vid), program.meshes)
+    for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
+        if op.results[0].sharding is not None:
+            op.attrs["sharding"] = op.results[0].sharding
+            op.results[0].sharding = None
+    for fn in program.functions.values():
+        for i in range(len(fn.result_types)):
+            rid = out.value_ids.get(("result", fn.name, i))
+            if rid is not None and out.graph.mesh_of(rid) is not None and (
+                    (i < len(fn.result_shardings) and fn.result_shardings[i] is not None) or any(out.graph.dim_axes(rid))):
+                while len(fn.result_shardings) <= i:
+                    fn.result_shardings.append(None)
+                fn.result_shardings[i] = parse_sharding(out.graph.sharding_full(rid), program.meshes)
+    return out

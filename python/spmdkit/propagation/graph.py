@@ -1,0 +1,302 @@
+"""spmdkit.propagation.Graph: build a program's dataflow graph (values, ops with factor tables,
+and the compiler-API edges), propagate shardings with the C++ engine, read them back with
+their provenance.
+
+    g = Graph(); g.mesh("mesh", a=2, b=2)
+    x = g.value([8, 16], '[{"a"}, {?}]'); w = g.value([16, 32])
+    y = g.op("dot", "ik,kj->ij", [x, w], out=[[8, 32]], reduction="k")
+    g.propagate(); g.sharding(y)      # '[{"a", ?}, {?}]'
+"""
+from __future__ import annotations
+
+from .. import _core
+from .factor_text import parse_factor_table
+from .sharding_text import MeshSpec, format_axis, format_dims, parse_sharding
+
+_DIRECTIONS = {"none": 0, "forward": 1, "backward": 2, "both": 3}
+
+
+class Graph:
+    def __init__(self):
+        self._g = _core.PropagationGraph()
+        self.meshes: dict[str, MeshSpec] = {}
+        self._mesh_ids: dict[str, int] = {}
+        self._mesh_names: list[str] = []
+        self._op_names: list[str] = []
+        self._value_names: list[str] = []
+        self._shapes: list[list[int]] = []
+        self._tables: dict = {}
+        self.ops: list[dict] = []   # per op: name, table text, operands, results, kinds (for executors)
+        self.stats = None
+
+    # ---- meshes and values ----------------------------------------------------------------
+    def mesh(self, name: str, axes=None, *, maximal: bool = False, **sizes) -> str:
+        """Adds a mesh with named axes: mesh("m", a=2, b=4) or mesh("m", [("a", 2), ("b", 4)]).
+        A mesh without axes is Shardy's empty mesh (fits any mesh) unless `maximal` (one device:
+        a mesh of its own). A second name for the same axes is the same mesh (Shardy dedups
+        meshes on import)."""
+        pairs = list(axes.items() if isinstance(axes, dict) else (axes or [])) + list(sizes.items())
+        if name in self.meshes:
+            raise ValueError(f"mesh {name!r} is defined twice")
+        names = [str(n) for n, _ in pairs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"mesh {name!r}: axis names repeat: {names}")
+        spec = MeshSpec(name, tuple(names), tuple(int(s) for _, s in pairs), maximal)
+        same = next((m for m in self.meshes.values() if names and (m.axis_names, m.axis_sizes, m.maximal)
+                     == (spec.axis_names, spec.axis_sizes, False)), None)
+        if same is not None:
+            self._mesh_ids[name] = self._mesh_ids[same.name]
+        else:
+            self._mesh_ids[name] = self._g.add_mesh(name, list(spec.axis_names), list(spec.axis_sizes))
+            self._mesh_names.append(name)
+        self.meshes[name] = spec
+        return name
+
+    def _default_mesh(self, mesh):
+        if mesh is not None:
+            return mesh
+        return self._mesh_names[0] if len(self._mesh_names) == 1 else None  # one distinct mesh: the default
+
+    def _parse(self, text, mesh, rank, what):
+        mesh_name, dims, replicated = parse_sharding(text, self.meshes, self._default_mesh(mesh))
+        if len(dims) != rank:
+            raise ValueError(f"{what}: sharding {text!r} has {len(dims)} dims, the value has rank {rank}")
+        if not self.meshes[mesh_name].axis_names and not self.meshes[mesh_name].maximal:  # the empty mesh fits any
+            return -1, dims, replicated
+        return self._mesh_ids[mesh_name], dims, replicated
+
+    def value(self, shape, sharding: str | None = None, name: str = "", mesh: str | None = None) -> int:
+        """A value of `shape`, annotated by the user if `sharding` is given (Shardy text)."""
+        shape = [int(d) for d in shape]
+        if any(d < 0 for d in shape):
+            raise ValueError(f"value {name!r}: negative dim in shape {shape}")
+        name = name or f"v{len(self._shapes)}"
+        mesh_id, dims, replicated = -1, [], []
+        if sharding is not None:
+            mesh_id, dims, replicated = self._parse(sharding, mesh, len(shape), f"value {name!r}")
+        elif self._default_mesh(mesh) is not None and (self.meshes[self._default_mesh(mesh)].axis_names
+                                                        or self.meshes[self._default_mesh(mesh)].maximal):
+            mesh_id = self._mesh_ids[self._default_mesh(mesh)]
+        v = self._g.add_value(name, shape, mesh_id, dims, replicated)
+        self._shapes.append(shape)
+        self._value_names.append(name)
+        return v
+
+    def annotate(self, v: int, sharding: str, mesh: str | None = None) -> None:
+        mesh_id, dims, replicated = self._parse(sharding, mesh, len(self._shapes[v]), f"value {self._value_names[v]!r}")
+        self._g.set_sharding(v, mesh_id, dims, replicated)
+
+    def shape(self, v: int):
+        return list(self._shapes[v])
+
+    # ---- ops ------------------------------------------------------------------------------
+    def op(self, name, rule, operands, out, *, sizes=None, reduction="", need_replication="", permutation="",
+           blocked="", pass_through=None, allowed="both", _manual=(0, 0)):
+        """An op whose factor table is `rule` (shorthand or Shardy's printed form, see
+        factor_text). `out` lists result shapes (new values) or existing value ids. Returns the
+        result id, or a list of them when there are several."""
+        operands = [int(v) for v in operands]
+        results = [r if isinstance(r, int) else self.value(r, name=f"{name}.{i}") for i, r in enumerate(out)]
+        kinds = {f: "reduction" for f in reduction}
+        kinds.update({f: "need_replication" for f in need_replication})
+        kinds.update({f: "permutation" for f in permutation})
+        text = rule if isinstance(rule, str) else str(rule)
+        key = (text, tuple(tuple(self._shapes[v]) for v in operands), tuple(tuple(self._shapes[v]) for v in results),
+               tuple(sorted((sizes or {}).items())), tuple(sorted(kinds.items())), blocked)
+        table = self._tables.get(key)
+        if table is None:
+            parsed = parse_factor_table(text, [self._shapes[v] for v in operands], [self._shapes[v] for v in results],
+                                        sizes, kinds, tuple(blocked))
+            table = self._g.add_table(*parsed)
+            self._tables[key] = table
+            self._tables[("parsed", table)] = parsed
+        ins, outs, fsizes, fkinds, _ = self._tables[("parsed", table)]
+        if pass_through is None:  # elementwise-like: every tensor carries the same pass-through factors
+            pass_through = all(k == "pass_through" for k in fkinds) and all(t == (ins + outs)[0] for t in ins + outs)
+        if allowed not in _DIRECTIONS:
+            raise ValueError(f"op {name!r}: allowed direction {allowed!r} is not one of {sorted(_DIRECTIONS)}")
+        self._g.add_op(name, table, operands, results, bool(pass_through), _DIRECTIONS[allowed], *_manual)
+        self._op_names.append(name)
+        self.ops.append(dict(name=name, table=self._g.table_string(table), operands=operands, results=results,
+                             factors=(ins, outs, fsizes, fkinds)))
+        return results[0] if len(results) == 1 else results
+
+    def op_table(self, name, parts, operands, results, pass_through=None, allowed="both"):
+        """An op whose factor table is given as (operands, results, sizes, kinds, blocked), the
+        fields of a rule's FactorTable."""
+        ins, outs, sizes, kinds, blocked = parts
+        table = self._g.add_table(ins, outs, list(sizes), list(kinds), [bool(b) for b in blocked])
+        if pass_through is None:
+            pass_through = all(k == "pass_through" for k in kinds) and all(t == (ins + outs)[0] for t in ins + outs)
+        self._g.add_op(name, table, list(operands), list(results), bool(pass_through), _DIRECTIONS[allowed], 0, 0)
+        self._op_names.append(name)
+        self.ops.append(dict(name=name, table=self._g.table_string(table), operands=list(operands),
+                             results=list(results), factors=(ins, outs, list(sizes), list(kinds))))
+        return results[0] if len(results) == 1 else results
+
+    def _identity(self, name, sources, targets, **kw):
+        rank = len(self._shapes[sources[0] if sources else targets[0]])
+        dims = "".join(chr(ord("a") + d) for d in range(rank)) if rank <= 26 else None
+        if dims is None:
+            raise ValueError(f"{name}: rank {rank} is too large")
+        for v in list(sources) + list(targets):
+            if self._shapes[v] != self._shapes[(sources or targets)[0]]:
+                raise ValueError(f"{name}: value {self._value_names[v]!r} has shape {self._shapes[v]}, "
+                                 f"the edge joins shape {self._shapes[(sources or targets)[0]]}")
+        rule = ",".join([dims] * len(sources)) + "->" + ",".join([dims] * len(targets))
+        return self.op(name, rule, sources, list(targets), pass_through=kw.pop("pass_through", True), **kw)
+
+    def constraint(self, v: int, sharding: str, mesh: str | None = None) -> int:
+        """sdy.sharding_constraint: a new value equal to `v` that must have `sharding`."""
+        out = self.value(self._shapes[v], sharding, name=f"constraint({self._value_names[v]})", mesh=mesh)
+        self._identity("sharding_constraint", [v], [out])
+        return out
+
+    def barrier(self, v: int, allowed: str = "none") -> int:
+        """sdy.propagation_barrier: a new value equal to `v`; shardings cross only in `allowed`."""
+        out = self.value(self._shapes[v], name=f"barrier({self._value_names[v]})")
+        self._identity("propagation_barrier", [v], [out], allowed=allowed)
+        return out
+
+    def data_flow_edge(self, sources, targets) -> None:
+        """One edge of while/case/optimization_barrier: all of sources and targets share a sharding."""
+        self._identity("data_flow_edge", list(sources), list(targets))
+
+    def group(self, values) -> None:
+        """sdy.sharding_group: every member ends with the same sharding."""
+        self._g.add_group([int(v) for v in values])
+
+    def func_result(self, v: int, sharding: str | None = None, mesh: str | None = None) -> int:
+        """A function result: its own sharding (the func's result attribute), joined to the
+        returned value by an identity edge."""
+        out = self.value(self._shapes[v], sharding, name=f"result({self._value_names[v]})", mesh=mesh)
+        self._identity("func_result", [v], [out])
+        return out
+
+    def manual_computation(self, operands, in_shardings, out_shardings, manual_axes, body, mesh: str | None = None):
+        """sdy.manual_computation: `body(graph, args) -> results` builds the body on values of
+        local shape (each dim divided by the manual axes its in/out sharding leads with). Free
+        axes cross the boundary both ways; manual axes never enter the body."""
+        mesh = self._default_mesh(mesh)
+        spec = self.meshes[mesh]
+        manual = [spec.axis_index(a, f"manual_computation manual_axes {list(manual_axes)}") for a in manual_axes]
+        mask = sum(1 << a for a in set(manual))
+
+        def split(v, sharding, what):
+            """The boundary table between global value `v` and the local body value."""
+            mesh_id, dims, _ = self._parse(sharding, mesh, len(self._shapes[v]), what)
+            outer, inner, sizes, blocked, local = [], [], {}, "", []
+            for d, (axes, _, _, _) in enumerate(dims):
+                lead = 1
+                for k, (axis, _, size) in enumerate(axes):
+                    if axis in manual:
+                        if any(a not in manual for a, _, _ in axes[:k]):
+                            raise ValueError(f"{what}: manual axis {spec.axis_names[axis]!r} follows a free axis in dim {d}")
+                        lead *= size
+                extent = self._shapes[v][d]
+                if extent % lead:
+                    raise ValueError(f"{what}: dim {d} of size {extent} does not divide by its manual axes ({lead})")
+                f, m = chr(ord("a") + d), chr(ord("A") + d)
+                sizes[f] = extent // lead
+                if lead > 1:
+                    sizes[m] = lead
+                    blocked += m
+                outer.append(f"({m}{f})" if lead > 1 else f)
+                inner.append(f)
+                local.append(extent // lead)
+            return "".join(outer), "".join(inner), sizes, blocked, local
+
+        args = []
+        for n, (v, s) in enumerate(zip(operands, in_shardings)):
+            what = f"manual_computation in_shardings[{n}]"
+            edge = self.value(self._shapes[v], s, name=f"in_sharding({self._value_names[v]})", mesh=mesh)
+            self._identity("manual_computation.operand", [v], [edge])
+            outer, inner, sizes, blocked, local = split(edge, s, what)
+            arg = self.value(local, name=f"body_arg({self._value_names[v]})", mesh=mesh)
+            self.op("manual_computation.enter", f"{outer}->{inner}", [edge], [arg], sizes=sizes, blocked=blocked,
+                    pass_through=True, _manual=(mask, 0b10))
+            args.append(arg)
+        rets = body(self, args)
+        rets = [rets] if isinstance(rets, int) else list(rets)
+        if len(rets) != len(out_shardings):
+            raise ValueError(f"manual_computation: the body returns {len(rets)} values, out_shardings has {len(out_shardings)}")
+        results = []
+        for n, (r, s) in enumerate(zip(rets, out_shardings)):
+            what = f"manual_computation out_shardings[{n}]"
+            mesh_id, dims, _ = self._parse(s, mesh, len(self._shapes[r]), what)
+            lead = [1] * len(dims)
+            for d, (axes, _, _, _) in enumerate(dims):
+                for axis, _, size in axes:
+                    if axis in manual:
+                        lead[d] *= size
+            edge = self.value([e * m for e, m in zip(self._shapes[r], lead)], s, name=f"out_sharding({self._value_names[r]})", mesh=mesh)
+            outer, inner, sizes, blocked, _ = split(edge, s, what)
+            self.op("manual_computation.exit", f"{inner}->{outer}", [r], [edge], sizes=sizes, blocked=blocked,
+                    pass_through=True, _manual=(mask, 0b01))
+            res = self.value(self._shapes[edge], name=f"manual_computation.result({self._value_names[r]})", mesh=mesh)
+            self._identity("manual_computation.result", [edge], [res])
+            results.append(res)
+        return results
+
+    # ---- running and reading ----------------------------------------------------------------
+    def propagate(self, aggressive: bool = True, op_priority: bool = True, user_priority: bool = True) -> dict:
+        self.stats = self._g.propagate(aggressive, op_priority, user_priority)
+        return self.stats
+
+    def _mesh_of(self, mesh_id):
+        return self.meshes[self._mesh_names[mesh_id]] if mesh_id >= 0 else None
+
+    def sharding(self, v: int, with_priority: bool = False) -> str:
+        """Shardy text without the mesh: '[{"a", ?}, {}]'."""
+        mesh_id, dims, _ = self._g.sharding(v)
+        return format_dims(self._mesh_of(mesh_id), dims, with_priority)
+
+    def sharding_full(self, v: int) -> str:
+        return self._g.sharding_string(v)
+
+    def mesh_of(self, v: int) -> str | None:
+        mesh_id = self._g.sharding(v)[0]
+        return self._mesh_names[mesh_id] if mesh_id >= 0 else None
+
+    def dim_axes(self, v: int):
+        """Per dim, the axes as (name, pre, size) triples, major to minor."""
+        mesh_id, dims, _ = self._g.sharding(v)
+        mesh = self._mesh_of(mesh_id)
+        return [[(mesh.axis_names[a], pre, size) for a, pre, size in d[0]] for d in dims]
+
+    def provenance(self, v: int) -> dict:
+        """Why `v` has its sharding: the op and level that set it last, and per dim the value
+        whose user annotation the axes came from."""
+        p = dict(self._g.provenance(v))
+        p["op_name"] = self._op_names[p["op"]] if p["op"] >= 0 else None
+        _, dims, _ = self._g.sharding(v)
+        p["origins"] = [self._value_names[d[4]] if d[4] >= 0 else None for d in dims]
+        return p
+
+    def explain(self, v: int) -> str:
+        p = self.provenance(v)
+        name = self._value_names[v]
+        lines = [f"{name}: {self.sharding_full(v)}"]
+        if p["level"] == "user":
+            lines.append("  annotated by the user")
+        elif p["level"] == "none":
+            lines.append("  no op changed it")
+        else:
+            where = f"op #{p['op']} '{p['op_name']}' ({p['level']} propagation"
+            if p["user_priority"] >= 0:
+                where += f", user priority p{p['user_priority']}"
+            where += f", op-priority step {p['op_priority_step']})"
+            if p["group"] >= 0:
+                where = f"sharding group {p['group']}, moved by " + where
+            lines.append("  last set by " + where)
+        for d, origin in enumerate(p["origins"]):
+            if origin is not None:
+                lines.append(f"  dim {d}: axes from the annotation of {origin!r}")
+        return "\n".join(lines)
+
+    def value_name(self, v: int) -> str:
+        return self._value_names[v]
+
+    @property
+    def num_values(self) -> int:
+        return len(self._shapes)

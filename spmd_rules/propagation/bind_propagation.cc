@@ -1,0 +1,190 @@
+// pybind11 surface of the propagation engine: spmdkit._core.PropagationGraph, a builder the
+// Python package (spmdkit.propagation) wraps. Plain tuples and lists cross the boundary.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <climits>
+
+#include "errors.h"
+#include "projection.h"
+#include "propagator.h"
+
+namespace py = pybind11;
+using namespace spmd;
+using namespace spmd::prop;
+
+namespace {
+
+using AxisTuple = std::tuple<int, int64_t, int64_t>;                    // (axis, pre, size)
+using DimTuple = std::tuple<std::vector<AxisTuple>, bool, int, bool>;  // (axes, closed, priority, user)
+
+AxisList to_axes(const std::vector<AxisTuple>& in) {
+  AxisList out;
+  for (const auto& [axis, pre, size] : in) {
+    if (pre < 1 || size < 1 || pre > INT32_MAX || size > INT32_MAX)
+      throw ValueError("axis " + std::to_string(axis) + ": sub-axis (" + std::to_string(pre) + ")" + std::to_string(size) +
+                       " is out of range");
+    if (out.size() == kMaxAxes) throw ValueError("a dim may hold at most " + std::to_string(kMaxAxes) + " axes");
+    out.push_back({axis, static_cast<int32_t>(pre), static_cast<int32_t>(size)});
+  }
+  return out;
+}
+
+std::vector<AxisTuple> from_axes(const AxisList& in) {
+  std::vector<AxisTuple> out;
+  for (const AxisRef& a : in) out.emplace_back(a.axis, a.pre, a.size);
+  return out;
+}
+
+FactorTable::Kind to_kind(const std::string& s) {
+  if (s == "pass_through") return FactorTable::Kind::kPassThrough;
+  if (s == "reduction") return FactorTable::Kind::kReduction;
+  if (s == "need_replication") return FactorTable::Kind::kNeedReplication;
+  if (s == "permutation") return FactorTable::Kind::kPermutation;
+  throw ValueError("factor kind '" + s + "' is not one of pass_through, reduction, need_replication, permutation");
+}
+
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::kUser: return "user";
+    case Level::kBasic: return "basic";
+    case Level::kAggressive: return "aggressive";
+    case Level::kGroup: return "group";
+    default: return "none";
+  }
+}
+
+struct PyGraph {
+  Graph g;
+  std::vector<Provenance> provenance;
+  Stats stats;
+
+  int check_value(int v) const {
+    if (v < 0 || v >= g.num_values()) throw ValueError("no value with id " + std::to_string(v));
+    return v;
+  }
+  TensorSharding make_sharding(int mesh, const std::vector<DimTuple>& dims, const std::vector<AxisTuple>& replicated) {
+    TensorSharding s;
+    s.mesh = mesh;
+    for (const auto& [axes, closed, priority, user] : dims) {
+      DimSharding d;
+      d.axes = to_axes(axes);
+      d.closed = closed;
+      d.priority = priority;
+      d.user = user;
+      s.dims.push_back(std::move(d));
+    }
+    s.replicated = to_axes(replicated);
+    return s;
+  }
+};
+
+}  // namespace
+
+void spmdkit_bind_propagation(py::module_& m) {
+  py::class_<PyGraph>(m, "PropagationGraph")
+      .def(py::init<>())
+      .def("add_mesh",
+           [](PyGraph& self, const std::string& name, const std::vector<std::string>& names, const std::vector<int64_t>& sizes) {
+             if (names.size() != sizes.size()) throw ValueError("mesh '" + name + "': axis names and sizes differ in length");
+             self.g.meshes.push_back({name, names, sizes});
+             return static_cast<int>(self.g.meshes.size()) - 1;
+           })
+      .def("add_table",
+           [](PyGraph& self, std::vector<FactorTable::TensorFactors> operands, std::vector<FactorTable::TensorFactors> results,
+              std::vector<int64_t> sizes, const std::vector<std::string>& kinds, const std::vector<bool>& blocked) {
+             FactorTable t;
+             t.operands = std::move(operands);
+             t.results = std::move(results);
+             t.sizes = std::move(sizes);
+             if (kinds.size() != t.sizes.size() || blocked.size() != t.sizes.size())
+               throw ValueError("factor table: kinds and blocked need one entry per factor");
+             for (const auto& k : kinds) t.kinds.push_back(to_kind(k));
+             t.blocked = blocked;
+             self.g.tables.push_back(std::move(t));
+             return static_cast<int>(self.g.tables.size()) - 1;
+           })
+      .def("table_string", [](const PyGraph& self, int t) { return self.g.tables.at(t).to_string(); })
+      .def("add_value",
+           [](PyGraph& self, const std::string& name, const std::vector<int64_t>& shape, int mesh, const std::vector<DimTuple>& dims,
+              const std::vector<AxisTuple>& replicated) {
+             self.g.names.push_back(name);
+             self.g.shapes.push_back(shape);
+             TensorSharding s = self.make_sharding(mesh, dims, replicated);
+             if (s.dims.empty()) s.dims.resize(shape.size());
+             self.g.shardings.push_back(std::move(s));
+             return self.g.num_values() - 1;
+           })
+      .def("set_sharding",
+           [](PyGraph& self, int v, int mesh, const std::vector<DimTuple>& dims, const std::vector<AxisTuple>& replicated) {
+             self.g.shardings[self.check_value(v)] = self.make_sharding(mesh, dims, replicated);
+           })
+      .def("add_op",
+           [](PyGraph& self, const std::string& name, int table, std::vector<int> operands, std::vector<int> results, bool pass_through,
+              int allowed, uint64_t manual_axes, uint64_t inner_tensors) {
+             if (allowed < 0 || allowed > 3) throw ValueError("op '" + name + "': allowed direction must be 0..3");
+             Op op;
+             op.name = name;
+             op.table = table;
+             op.operands = std::move(operands);
+             op.results = std::move(results);
+             op.pass_through = pass_through;
+             op.allowed = static_cast<Direction>(allowed);
+             op.manual_axes = manual_axes;
+             op.inner_tensors = inner_tensors;
+             self.g.ops.push_back(std::move(op));
+             return static_cast<int>(self.g.ops.size()) - 1;
+           })
+      .def("add_group", [](PyGraph& self, const std::vector<int>& values) { self.g.groups.push_back(values); })
+      .def("validate", [](const PyGraph& self) { self.g.validate(); })
+      .def(
+          "propagate",
+          [](PyGraph& self, bool aggressive, bool op_priority, bool user_priority) {
+            Stats st;
+            {
+              py::gil_scoped_release release;
+              Propagator prop(self.g);
+              st = prop.run({aggressive, op_priority, user_priority});
+              self.provenance = prop.provenance();
+            }
+            self.stats = st;
+            return py::dict(py::arg("op_visits") = st.op_visits, py::arg("updates") = st.updates, py::arg("rounds") = st.rounds);
+          },
+          py::arg("aggressive") = true, py::arg("op_priority") = true, py::arg("user_priority") = true)
+      .def("num_values", [](const PyGraph& self) { return self.g.num_values(); })
+      .def("num_ops", [](const PyGraph& self) { return self.g.ops.size(); })
+      .def("sharding",
+           [](const PyGraph& self, int v) {
+             const TensorSharding& s = self.g.shardings[self.check_value(v)];
+             py::list dims;
+             for (const DimSharding& d : s.dims)
+               dims.append(py::make_tuple(from_axes(d.axes), d.closed, d.priority, d.user, d.origin));
+             return py::make_tuple(s.mesh, dims, from_axes(s.replicated));
+           })
+      .def("sharding_string", [](const PyGraph& self, int v) { return self.g.sharding_to_string(self.check_value(v)); })
+      .def("op_projection",
+           [](const PyGraph& self, int o) -> py::tuple {
+             // The op's tensors projected onto its factors, as the engine sees them now: per
+             // tensor, per factor, the axes (or None where the tensor lacks the factor).
+             if (o < 0 || o >= static_cast<int>(self.g.ops.size())) throw ValueError("no op with id " + std::to_string(o));
+             Projection p;
+             if (!project(self.g, self.g.ops[o], INT_MAX, kBoth, p)) return py::make_tuple(-1, py::list());
+             py::list tensors;
+             for (int t = 0; t < p.num_tensors; ++t) {
+               py::list factors;
+               for (int f = 0; f < p.num_factors; ++f) {
+                 const FactorSlot& s = p.at(t, f);
+                 if (s.present) factors.append(from_axes(s.axes));
+                 else factors.append(py::none());
+               }
+               tensors.append(factors);
+             }
+             return py::make_tuple(static_cast<int>(p.mesh), py::list(tensors));
+           })
+      .def("provenance", [](const PyGraph& self, int v) {
+        self.check_value(v);
+        Provenance p = v < static_cast<int>(self.provenance.size()) ? self.provenance[v] : Provenance{};
+        return py::dict(py::arg("op") = p.op, py::arg("level") = level_name(p.level), py::arg("user_priority") = p.user_priority,
+                        py::arg("op_priority_step") = p.op_priority_step, py::arg("group") = p.group);
+      });
+}

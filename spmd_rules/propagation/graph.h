@@ -1,0 +1,63 @@
+// The compact program propagation runs on: meshes, values (shape + sharding), ops (a factor
+// table with operand and result value ids) and the compiler-API edges, which are ops too:
+// sharding constraints and data-flow edges are identity tables, a propagation barrier is an
+// identity table with an allowed direction, a manual_computation boundary maps the outer
+// value's dims (manual part, local part) to the body value's local dims. Sharding groups are sets of values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "factor_table.h"
+#include "sharding.h"
+
+namespace spmd::prop {
+
+enum Direction : uint8_t { kNone = 0, kForward = 1, kBackward = 2, kBoth = 3 };
+
+// What moved a value's sharding last (Shardy's debug-sharding-origins, per value).
+enum class Level : uint8_t { kUnset, kUser, kBasic, kAggressive, kGroup };
+
+struct Provenance {
+  int op = -1;              // the op whose rule last changed the value (-1: none)
+  Level level = Level::kUnset;
+  int user_priority = -1;   // the user-priority round (p0, p1, ...) it happened in
+  int op_priority_step = -1;  // the op-priority step (0 = pass-through single use ... 3 = any)
+  int group = -1;           // set when a sharding group copied the sharding in
+};
+
+struct Op {
+  std::string name;
+  int table = -1;                 // index into Graph::tables (ops of the same shape share one)
+  std::vector<int> operands, results;
+  bool pass_through = false;      // elementwise-like: first in op-priority propagation
+  bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
+  bool only_pass_through = false; // every factor is pass-through (set by the propagator)
+  Direction allowed = kBoth;      // a propagation barrier narrows this
+  // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
+  // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands
+  // then results) may never take the manual axes.
+  uint64_t manual_axes = 0;
+  uint64_t inner_tensors = 0;
+  int num_tensors() const { return static_cast<int>(operands.size() + results.size()); }
+  int tensor_value(int t) const { return t < static_cast<int>(operands.size()) ? operands[t] : results[t - operands.size()]; }
+  bool is_result(int t) const { return t >= static_cast<int>(operands.size()); }
+};
+
+struct Graph {
+  std::vector<Mesh> meshes;
+  std::vector<FactorTable> tables;
+  std::vector<std::vector<int64_t>> shapes;  // per value
+  std::vector<std::string> names;            // per value
+  std::vector<TensorSharding> shardings;     // per value
+  std::vector<Op> ops;
+  std::vector<std::vector<int>> groups;      // sharding groups (value ids)
+
+  int num_values() const { return static_cast<int>(shapes.size()); }
+  int64_t num_elements(int v) const;
+  // Checks every id, rank, factor size and annotation; throws ValueError naming what is wrong.
+  void validate() const;
+  std::string sharding_to_string(int v) const;
+};
+
+}  // namespace spmd::prop

@@ -1,0 +1,256 @@
+#include "propagator.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "errors.h"
+#include "factor_propagation.h"
+#include "projection.h"
+
+namespace spmd::prop {
+namespace {
+
+bool only_pass_through_factors(const FactorTable& t) {
+  for (int f = 0; f < t.num_factors(); ++f)
+    if (t.kinds[f] != FactorTable::Kind::kPassThrough) return false;
+  return true;
+}
+
+// A factor only the results carry: the op creates dims (a broadcast).
+bool creates_dims(const FactorTable& t) {
+  std::vector<bool> in_operand(t.num_factors(), false), in_result(t.num_factors(), false);
+  for (const auto& tensor : t.operands)
+    for (const auto& dim : tensor)
+      for (int f : dim) in_operand[f] = true;
+  for (const auto& tensor : t.results)
+    for (const auto& dim : tensor)
+      for (int f : dim) in_result[f] = true;
+  for (int f = 0; f < t.num_factors(); ++f)
+    if (in_result[f] && !in_operand[f] && t.sizes[f] > 1) return true;
+  return false;
+}
+
+int find(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+}  // namespace
+
+bool Propagator::any_axes(const Op& op) const {
+  for (int i = 0; i < op.num_tensors(); ++i)
+    for (const DimSharding& d : g_.shardings[op.tensor_value(i)].dims)
+      if (!d.axes.empty()) return true;
+  return false;
+}
+
+Direction op_priority_direction(const Graph& g, const Op& op, int step, const std::vector<int>& uses) {
+  int dir = kNone;
+  if (op.pass_through) {
+    bool single = true;
+    for (int v : op.operands) single = single && uses[v] == 1;
+    for (int v : op.results) single = single && uses[v] <= 1;
+    if (single || step >= 1) dir = kBoth;
+  }
+  if (step >= 2 && op.only_pass_through) dir |= op.broadcast_like ? kBackward : kBoth;
+  if (step >= 3) dir = kBoth;
+  return static_cast<Direction>(dir);
+}
+
+Propagator::Propagator(Graph& g) : g_(g) {
+  g_.validate();
+  const int nv = g_.num_values();
+  const int no = static_cast<int>(g_.ops.size());
+  adj_start_.assign(nv + 1, 0);
+  uses_.assign(nv, 0);
+  for (int o = 0; o < no; ++o) {
+    Op& op = g_.ops[o];
+    op.broadcast_like = creates_dims(g_.tables[op.table]);
+    op.only_pass_through = only_pass_through_factors(g_.tables[op.table]);
+    for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
+    std::vector<int> seen;
+    for (int v : op.operands)
+      if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
+        seen.push_back(v);
+        ++uses_[v];
+      }
+  }
+  for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];
+  adj_.resize(adj_start_[nv]);
+  std::vector<int> fill(adj_start_.begin(), adj_start_.end() - 1);
+  for (int o = 0; o < no; ++o)
+    for (int i = 0; i < g_.ops[o].num_tensors(); ++i) adj_[fill[g_.ops[o].tensor_value(i)]++] = o;
+
+  provenance_.assign(nv, Provenance{});
+  for (int v = 0; v < nv; ++v)
+    for (DimSharding& d : g_.shardings[v].dims)
+      if (d.user) {
+        if (d.origin == kNoOrigin) d.origin = v;
+        provenance_[v].level = Level::kUser;
+      }
+  queued_.assign(no, 0);
+  visits_[0].assign(no, Visit{});
+  visits_[1].assign(no, Visit{});
+  changed_at_.assign(nv, 0);
+  unify_groups();
+}
+
+// Groups that share a value merge; then every member starts from one sharding: per dim the
+// longest axes all members agree with, closed (and user-marked) if any member's dim is.
+void Propagator::unify_groups() {
+  const int nv = g_.num_values();
+  std::vector<int> parent(g_.groups.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+  std::vector<int> owner(nv, -1);
+  for (std::size_t gi = 0; gi < g_.groups.size(); ++gi)
+    for (int v : g_.groups[gi]) {
+      if (owner[v] >= 0) parent[find(parent, static_cast<int>(gi))] = find(parent, owner[v]);
+      owner[v] = static_cast<int>(gi);
+    }
+  std::vector<std::vector<int>> merged(g_.groups.size());
+  group_of_.assign(nv, -1);
+  for (int v = 0; v < nv; ++v)
+    if (owner[v] >= 0) merged[find(parent, owner[v])].push_back(v);
+  std::vector<std::vector<int>> groups;
+  for (auto& members : merged)
+    if (members.size() > 1) groups.push_back(std::move(members));
+  g_.groups = std::move(groups);
+
+  for (std::size_t gi = 0; gi < g_.groups.size(); ++gi) {
+    const auto& members = g_.groups[gi];
+    for (int v : members) group_of_[v] = static_cast<int>(gi);
+    TensorSharding u = g_.shardings[members[0]];
+    for (int v : members) {
+      const TensorSharding& s = g_.shardings[v];
+      if (s.mesh >= 0 && u.mesh >= 0 && s.mesh != u.mesh)
+        throw ValueError("sharding group " + std::to_string(gi) + ": values " + std::to_string(members[0]) + " and " +
+                         std::to_string(v) + " are on different meshes");
+      if (u.mesh < 0) u.mesh = s.mesh;
+      for (std::size_t d = 0; d < s.dims.size(); ++d) {
+        DimSharding& ud = u.dims[d];
+        const DimSharding& sd = s.dims[d];
+        AxisList c = common_prefix(ud.axes, sd.axes);
+        if (c.size() != std::min(ud.axes.size(), sd.axes.size()) || (ud.closed && sd.axes.size() > ud.axes.size()) ||
+            (sd.closed && ud.axes.size() > sd.axes.size()))
+          throw ValueError("sharding group " + std::to_string(gi) + ": value " + std::to_string(v) + " dim " + std::to_string(d) + " is " +
+                           g_.sharding_to_string(v) + ", which conflicts with the rest of the group");
+        if (sd.axes.size() > ud.axes.size()) {
+          ud.axes = sd.axes;
+          ud.origin = sd.origin;
+        }
+        ud.closed = ud.closed || sd.closed;
+        if (sd.user) ud.priority = ud.user ? std::min(effective_priority(ud), effective_priority(sd)) : sd.priority;
+        ud.user = ud.user || sd.user;
+      }
+      for (const AxisRef& a : s.replicated)
+        if (!uses_overlapping(u.replicated, a)) u.replicated.push_back(a);
+    }
+    for (int v : members) g_.shardings[v] = u;
+    g_.validate();  // the merged sharding must still use each axis once
+  }
+}
+
+bool Propagator::needs_visit(int o, bool aggressive, int64_t key) const {
+  const Visit& last = visits_[aggressive][o];
+  if (last.key != key) return true;
+  const Op& op = g_.ops[o];
+  for (int i = 0; i < op.num_tensors(); ++i)
+    if (changed_at_[op.tensor_value(i)] > last.stamp) return true;
+  return false;
+}
+
+void Propagator::on_change(int v, int op, Level level, int priority, int step) {
+  ++stats_.updates;
+  changed_at_[v] = ++clock_;
+  provenance_[v] = Provenance{op, level, priority, step, -1};
+  auto enqueue_around = [&](int value) {
+    for (int k = adj_start_[value]; k < adj_start_[value + 1]; ++k) {
+      const int o = adj_[k];
+      if (!queued_[o] && dirs_[o] != kNone) {
+        queued_[o] = 1;
+        queue_.push_back(o);
+      }
+    }
+  };
+  enqueue_around(v);
+  const int gi = group_of_[v];
+  if (gi < 0) return;
+  for (int w : g_.groups[gi]) {
+    if (w == v) continue;
+    TensorSharding& ws = g_.shardings[w];
+    const TensorSharding& vs = g_.shardings[v];
+    bool changed = ws.mesh != vs.mesh;
+    ws.mesh = vs.mesh;
+    for (std::size_t d = 0; d < ws.dims.size(); ++d)
+      if (ws.dims[d].axes != vs.dims[d].axes) {
+        ws.dims[d].axes = vs.dims[d].axes;
+        ws.dims[d].origin = vs.dims[d].origin;
+        changed = true;
+      }
+    if (!changed) continue;
+    ++stats_.updates;
+    changed_at_[w] = ++clock_;
+    provenance_[w] = Provenance{op, Level::kGroup, priority, step, gi};
+    enqueue_around(w);
+  }
+}
+
+void Propagator::fixed_point(bool aggressive, int threshold, int priority, int step) {
+  ++stats_.rounds;
+  queue_.clear();
+  const int64_t round_key = static_cast<int64_t>(threshold) << 2;
+  for (int o = 0; o < static_cast<int>(g_.ops.size()); ++o)
+    if (dirs_[o] != kNone && needs_visit(o, aggressive, round_key | dirs_[o])) {
+      queued_[o] = 1;
+      queue_.push_back(o);
+    }
+  Projection p;
+  std::vector<int> changed;
+  const Level level = aggressive ? Level::kAggressive : Level::kBasic;
+  std::size_t head = 0;
+  while (head < queue_.size()) {
+    const int o = queue_[head++];
+    queued_[o] = 0;
+    if (head > 4096 && head * 2 > queue_.size()) {  // keep the queue compact
+      queue_.erase(queue_.begin(), queue_.begin() + head);
+      head = 0;
+    }
+    const Op& op = g_.ops[o];
+    if (!any_axes(op)) continue;  // nothing to propagate yet (most ops in early rounds)
+    ++stats_.op_visits;
+    if (!project(g_, op, threshold, dirs_[o], p)) continue;
+    if (aggressive) propagate_aggressive(g_, op, p);
+    else propagate_basic(g_, op, p);
+    changed.clear();
+    write_back(g_, op, p, changed);
+    for (int v : changed) on_change(v, o, level, priority, step);
+    visits_[aggressive][o] = Visit{clock_, round_key | dirs_[o]};
+  }
+}
+
+Stats Propagator::run(const Options& options) {
+  std::vector<int> priorities;
+  if (options.user_priority) {
+    for (const TensorSharding& s : g_.shardings)
+      for (const DimSharding& d : s.dims)
+        if (d.user) priorities.push_back(effective_priority(d));
+    std::sort(priorities.begin(), priorities.end());
+    priorities.erase(std::unique(priorities.begin(), priorities.end()), priorities.end());
+  }
+  if (priorities.empty()) priorities.push_back(INT_MAX);
+  const int first_step = options.op_priority ? 0 : 3;
+  dirs_.assign(g_.ops.size(), kNone);
+  for (int p : priorities) {
+    const int threshold = options.user_priority ? p : INT_MAX;
+    for (int step = first_step; step <= 3; ++step) {
+      for (std::size_t o = 0; o < g_.ops.size(); ++o)
+        dirs_[o] = static_cast<Direction>(op_priority_direction(g_, g_.ops[o], step, uses_) & g_.ops[o].allowed);
+      const int shown = p == INT_MAX ? -1 : p;
+      fixed_point(false, threshold, shown, step);
+      if (options.aggressive) fixed_point(true, threshold, shown, step);
+    }
+  }
+  return stats_;
+}
+
+}  // namespace spmd::prop

@@ -1,0 +1,64 @@
+// The conflict-resolution hierarchy as nested loops (Shardy's user-priority -> op-priority ->
+// aggressive -> basic): for each user priority p (ascending), for each op-priority step, run
+// basic propagation to a fixed point and then aggressive propagation to a fixed point, over a
+// worklist that re-queues the ops around every value that changed. Sharding groups copy a
+// member's new sharding to every other member.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "graph.h"
+
+namespace spmd::prop {
+
+struct Options {
+  bool aggressive = true;     // after basic, resolve conflicts (otherwise basic only)
+  bool op_priority = true;    // pass-through ops first
+  bool user_priority = true;  // p0 annotations everywhere before p1, ...
+};
+
+struct Stats {
+  int64_t op_visits = 0;  // rule applications
+  int64_t updates = 0;    // value shardings changed
+  int rounds = 0;         // fixed points reached (priority x step x strategy)
+};
+
+// Direction in which the op-priority step `step` (0..3) lets `op` propagate:
+// 0: pass-through ops whose values have a single use, 1: pass-through ops, 2: ops with only
+// pass-through factors (broadcast-like ones backward only), 3: every op.
+Direction op_priority_direction(const Graph& g, const Op& op, int step, const std::vector<int>& uses);
+
+class Propagator {
+ public:
+  explicit Propagator(Graph& g);
+  Stats run(const Options& options);
+  const std::vector<Provenance>& provenance() const { return provenance_; }
+
+ private:
+  void unify_groups();
+  bool any_axes(const Op& op) const;
+  void fixed_point(bool aggressive, int threshold, int priority, int step);
+  void on_change(int v, int op, Level level, int priority, int step);
+
+  Graph& g_;
+  std::vector<int> adj_start_, adj_;  // CSR: the ops around each value
+  std::vector<int> uses_;             // per value: how many ops read it
+  std::vector<int> group_of_;         // per value: its sharding group or -1
+  std::vector<Provenance> provenance_;
+  std::vector<int> queue_;
+  std::vector<uint8_t> queued_;
+  std::vector<Direction> dirs_;       // per op, in the current op-priority step
+  // Skipping work across rounds: an op needs no visit in a round if, for the same strategy, it
+  // was last visited with the same direction and priority and no value around it changed since.
+  struct Visit {
+    uint64_t stamp = 0;
+    int64_t key = -1;
+  };
+  std::vector<Visit> visits_[2];      // per strategy (basic, aggressive), per op
+  std::vector<uint64_t> changed_at_;  // per value: the clock of its last change
+  uint64_t clock_ = 0;
+  bool needs_visit(int o, bool aggressive, int64_t key) const;
+  Stats stats_;
+};
+
+}  // namespace spmd::prop

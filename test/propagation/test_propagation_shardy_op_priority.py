@@ -1,0 +1,132 @@
+"""Shardy's op_priority_propagation.mlir scenarios (pass-through ops first, then the rest;
+no user priorities), re-expressed as graphs."""
+from prop_helpers import DOT, dot, ew, expect, graph
+
+OP_PRIORITY = dict(aggressive=True, op_priority=True, user_priority=False)
+
+
+def _dot_then_adds(constraint=False):
+    g = graph(a=2, b=2)
+    x, y = g.value([8, 8], '[{"a", ?}, {?}]'), g.value([8, 8])
+    d = dot(g, x, y)
+    s1 = ew(g, d, d, name="add1")
+    s2 = ew(g, s1, s1, name="add2")
+    last = g.constraint(s2, '[{?}, {"a", ?}]') if constraint else s2
+    r = g.func_result(last, None if constraint else '[{?}, {"a", ?}]')
+    g.propagate(**OP_PRIORITY)
+    return g, x, y, d, s1, s2, r
+
+
+def test_element_wise_over_dot_general():
+    g, x, y, d, s1, s2, r = _dot_then_adds()
+    a1 = '[{?}, {"a", ?}]'
+    expect(g, {x: '[{"a", ?}, {?}]', y: a1, d: a1, s1: a1, s2: a1})
+
+
+def test_element_wise_over_dot_general_without_op_priority_differs():
+    # Without op priorities the dot's lhs sharding wins on dim 0 (the reason for the Shardy test).
+    g = graph(a=2, b=2)
+    x, y = g.value([8, 8], '[{"a", ?}, {?}]'), g.value([8, 8])
+    d = dot(g, x, y)
+    s1 = ew(g, d, d, name="add1")
+    s2 = ew(g, s1, s1, name="add2")
+    g.func_result(s2, '[{?}, {"a", ?}]')
+    g.propagate(aggressive=True, op_priority=False, user_priority=False)
+    assert g.sharding(d) == '[{"a", ?}, {?}]'
+
+
+def test_element_wise_over_dot_general_flipped_op_order():
+    g = graph(a=2, b=2)
+    x, y = g.value([8, 8], '[{"a", ?}, {?}]'), g.value([8, 8])
+    s1 = ew(g, x, x, name="add1")
+    s2 = ew(g, y, y, name="add2")
+    d = dot(g, s1, s2)
+    g.func_result(d, '[{?}, {"a", ?}]')
+    g.propagate(**OP_PRIORITY)
+    a1 = '[{?}, {"a", ?}]'
+    expect(g, {x: '[{"a", ?}, {?}]', y: a1, s1: '[{"a", ?}, {?}]', s2: a1, d: a1})
+
+
+def test_sharding_constraint_propagated():
+    g, x, y, d, s1, s2, r = _dot_then_adds(constraint=True)
+    a1 = '[{?}, {"a", ?}]'
+    expect(g, {x: '[{"a", ?}, {?}]', y: a1, d: a1, s1: a1, s2: a1, r: a1})
+
+
+def test_chained_dot_generals():
+    g = graph(a=2, b=2)
+    x, y = g.value([8, 8], '[{"a", ?}, {?}]'), g.value([8, 8])
+    d1 = dot(g, x, y)
+    d2 = dot(g, d1, d1)
+    s1 = ew(g, d2, d2, name="add1")
+    s2 = ew(g, s1, s1, name="add2")
+    g.func_result(s2, '[{?}, {"a", ?}]')
+    g.propagate(**OP_PRIORITY)
+    a1 = '[{?}, {"a", ?}]'
+    expect(g, {y: "[{?}, {?}]", d1: '[{"a", ?}, {?}]', d2: a1, s1: a1, s2: a1})
+
+
+def test_unknown_op():
+    # concatenate along dim 1: the concatenated dim is a different factor per operand
+    g = graph(a=2, b=2)
+    xs = [g.value([4, 1, 256], '[{"a", ?}, {?}, {?}]' if i == 0 else None) for i in range(3)]
+    out = g.value([4, 3, 256], name="concatenate")
+    g.op("concatenate", "iak,ibk,ick->idk", xs, [out])
+    r = g.func_result(out)
+    g.propagate(**OP_PRIORITY)
+    a0 = '[{"a", ?}, {?}, {?}]'
+    expect(g, {xs[1]: a0, xs[2]: a0, out: a0, r: a0})
+
+
+def test_data_flow_edge():
+    g = graph(a=2, b=2)
+    x, y = g.value([32, 96], '[{"a", ?}, {?}]'), g.value([32, 96])
+    s = ew(g, x, x)
+    o0, o1 = g.value([32, 96], name="opt_barrier#0"), g.value([32, 96], name="opt_barrier#1")
+    g.data_flow_edge([s], [o0])
+    g.data_flow_edge([y], [o1])
+    r0 = g.func_result(o0, '[{?}, {"b", ?}]')
+    r1 = g.func_result(o1)
+    g.propagate(**OP_PRIORITY)
+    ab = '[{"a", ?}, {"b", ?}]'
+    expect(g, {x: ab, s: ab, o0: ab, r0: ab, y: "[{?}, {?}]", r1: "[{?}, {?}]"})
+
+
+def test_manual_computation():
+    g = graph(a=2, b=2)
+    x, y = g.value([32, 32], '[{"a", ?}, {?}]'), g.value([32, 32])
+    inner = {}
+
+    def body(g, args):
+        inner["args"] = args
+        inner["dot"] = dot(g, args[0], args[1])
+        inner["add"] = ew(g, inner["dot"], inner["dot"])
+        return inner["add"]
+
+    (res,) = g.manual_computation([x, y], ["[{?}, {?}]", "[{?}, {?}]"], ['[{"a", ?}, {?}]'], [], body)
+    r = g.func_result(res, '[{?}, {"b", ?}]')
+    g.propagate(**OP_PRIORITY)
+    ab = '[{"a", ?}, {"b", ?}]'
+    e1, e2 = inner["args"]
+    expect(g, {x: '[{"a", ?}, {?}]', y: '[{?}, {"b", ?}]', e1: '[{"a", ?}, {?}]', e2: '[{?}, {"b", ?}]',
+               inner["dot"]: ab, inner["add"]: ab, res: ab, r: ab})
+
+
+def test_pass_through_factor_higher_priority_than_reduction_factor():
+    g = graph(a=2, b=2)
+    x = g.value([32, 1024])
+    w = g.value([1024, 16], '[{"a", ?}, {"b", ?}]')
+    d = dot(g, x, w)
+    r = g.func_result(d, '[{"a", ?}, {"b", ?}]')
+    g.propagate(**OP_PRIORITY)
+    expect(g, {x: '[{"a", ?}, {?}]', d: '[{"a", ?}, {"b", ?}]', r: '[{"a", ?}, {"b", ?}]'})
+
+
+def test_broadcast_forward_higher_priority_than_backwards():
+    g = graph(a=2, b=2)
+    x = g.value([32], '[{"a"}]')
+    b1 = g.op("broadcast_in_dim", "i->ij", [x], [[32, 16]])
+    b2 = g.op("broadcast_in_dim", "ij->ijk", [b1], [[32, 16, 8]])
+    g.func_result(b2, '[{}, {"a"}, {}]')
+    g.propagate(**OP_PRIORITY)
+    expect(g, {b1: '[{?}, {"a", ?}]', b2: '[{?}, {"a", ?}, {?}]'})
