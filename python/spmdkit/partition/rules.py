@@ -34,8 +34,8 @@ def _has_rule(name: str) -> bool:
     return bool(core.contains_spmd_rule(name))
 
 
-def op_layouts(op, desired: dict, pm: ProgramMesh):
-    """(required layout per operand, layout per result) from the op's rule."""
+def _bound(op):
+    """(rule name, RuleCall) of a rule op, its operands checked to bind in order."""
     name = rule_name(op)
     if not _has_rule(name):
         raise PartitionError("no sharding rule in the registry for this op", op=op.name)
@@ -47,12 +47,45 @@ def op_layouts(op, desired: dict, pm: ProgramMesh):
         raise PartitionError(e.reason, op=original) from None
     finally:
         op.name = original
-    flat_inputs = []
-    for item in call.inputs:
-        if isinstance(item, list):
-            flat_inputs.extend(item)
-        elif item is not None:
-            flat_inputs.append(item)
+    flat = [v for item in call.inputs if item is not None for v in (item if isinstance(item, list) else [item])]
+    if [id(v) for v in flat] != [id(v) for v in op.operands]:
+        raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
+    return name, call
+
+
+def _flatten(groups) -> list:
+    return [a for item in groups if item is not None for a in (item if isinstance(item, list) else [item])]
+
+
+def backward_layouts(op, layouts: dict, pm: ProgramMesh):
+    """The operand layouts the rule's infer_backward asks for, given the current layouts of the
+    operands and results (`layouts`: id(value) -> Layout); None where the rule has no backward."""
+    name, call = _bound(op)
+    rule = call.rule()
+    n_in = sum(1 for _, k, _ in rule.forward_params if k in ("tensor", "tensor_list", "optional_tensor"))
+    out_params = [k for _, k, _ in rule.backward_params if k in ("tensor", "tensor_list", "output_tensor")][n_in:]
+    outs = [to_spec(layouts[id(v)], v.type.shape, pm) for v in op.results]
+    if out_params == ["tensor_list"]:
+        out_args = [outs]
+    elif len(out_params) == len(outs):
+        out_args = outs
+    else:
+        return None
+    args = call.args(lambda v: to_spec(layouts[id(v)], v.type.shape, pm))
+    try:
+        ins, _ = rule.infer_backward(*args, *out_args, **call.attrs)
+    except Exception:  # a rule without a backward inference: no refinement through this op
+        return None
+    flat = _flatten(ins)
+    if len(flat) != len(op.operands):
+        return None
+    return [from_dist_attr(a, pm, v.type.rank, op.name) for v, a in zip(op.operands, flat)]
+
+
+def op_layouts(op, desired: dict, pm: ProgramMesh):
+    """(required layout per operand, layout per result) from the op's rule."""
+    name, call = _bound(op)
+    original = op.name
 
     def spec_of(value):
         return to_spec(desired[id(value)], value.type.shape, pm)
@@ -61,13 +94,10 @@ def op_layouts(op, desired: dict, pm: ProgramMesh):
         ins, outs = call.infer_forward(spec_of)
     except Exception as e:  # the rule refused these layouts or attributes
         raise PartitionError(f"rule {name!r} failed: {type(e).__name__}: {e}", op=original) from None
-    flat_ins = [a for item in ins if item is not None for a in (item if isinstance(item, list) else [item])]
-    flat_outs = [a for item in outs for a in (item if isinstance(item, list) else [item])]
-    if len(flat_ins) != len(flat_inputs) or len(flat_outs) != len(op.results):
+    flat_ins, flat_outs = _flatten(ins), _flatten(outs)
+    if len(flat_ins) != len(op.operands) or len(flat_outs) != len(op.results):
         raise PartitionError(f"rule {name!r} gave {len(flat_ins)} input and {len(flat_outs)} output layouts for "
-                             f"{len(flat_inputs)} operands and {len(op.results)} results", op=original)
-    if [id(v) for v in flat_inputs] != [id(v) for v in op.operands]:
-        raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
-    operand_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(flat_inputs, flat_ins)]
+                             f"{len(op.operands)} operands and {len(op.results)} results", op=original)
+    operand_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(op.operands, flat_ins)]
     result_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(op.results, flat_outs)]
     return operand_layouts, result_layouts
