@@ -26,12 +26,14 @@ def results():
     env = dict(os.environ)
     root = HERE.parent.parent
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "python"), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES, "iota-2x2"], env=env, capture_output=True,
                           text=True, timeout=900)
     if proc.returncode != 0:
         pytest.fail(f"worker failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     for row in rows:  # the numbers the report quotes
+        if "diffs" not in row:
+            continue
         print(f"{row['case']}: plan {row['plan_counts']} {row['plan_bytes']:.0f} B, "
               f"XLA {row['xla_counts']} {row['xla_bytes']:.0f} B, ours {row['ours_ms']:.2f} ms/step, "
               f"XLA {row['xla_ms']:.2f} ms/step")
@@ -60,3 +62,12 @@ def test_bytes_beside_xla_auto_partitioning(results, case):
     row = results[case]
     assert row["xla_bytes"] > 0
     assert row["plan_bytes"] <= row["xla_bytes"]
+
+
+def test_split_iota_runs_locally_with_offsets(results):
+    """Iotas whose consumers all want them split are computed split (each shard offset by its
+    block's first index), so broadcasting them against a split operand needs no collective."""
+    row = results["iota-2x2"]
+    assert row["iota_layouts"] == ['[{"x"}]', '[{"y"}]']
+    assert sum(row["plan_counts"].values()) == 0
+    assert row["max_diff"] == 0.0

@@ -35,12 +35,28 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
         raise PartitionError(e.reason, op=op.name) from None
     out = prim.bind(*inputs, **params)
     outs = list(out) if prim.multiple_results else [out]
+    if op.name == "jax.iota":
+        outs = [_offset_iota(outs[0], step.result_layouts[0], params["dimension"], pm)]
     for v, layout, x in zip(op.results, step.result_layouts, outs):
         want = tuple(layout.local_shape(pm.spec, v.type.shape))
         if tuple(x.shape) != want:
             raise PartitionError(f"ran on local shapes to {tuple(x.shape)}, its layout {layout} needs {want}",
                                  op=op.name, value=value_name(v))
     return outs
+
+
+def _offset_iota(x, layout, dim: int, pm):
+    """A local iota counts from this shard's first global index along `dim`: the block number
+    (the mixed-radix number of the device's indices on the dim's axes, major first) times the
+    local size."""
+    import jax
+    axes = layout.dims[dim]
+    if not axes:
+        return x
+    block = 0
+    for a in axes:
+        block = block * pm.spec.size(a) + jax.lax.axis_index(a)
+    return x + (block * x.shape[dim]).astype(x.dtype)
 
 
 def local_body(partitioned: PartitionedProgram):

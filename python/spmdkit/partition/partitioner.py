@@ -67,7 +67,10 @@ class _Partitioner:
         return self.out
 
     def partition_op(self, op) -> None:
-        if op.name in SOURCE_OPS:
+        if op.name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
+            layout = layout_of_value(op.result, self.pm)
+            operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
+        elif op.name in SOURCE_OPS:
             operands, results = [], [replicated(v.type.rank) for v in op.results]
         elif op.name in IDENTITY_OPS:
             v = op.operands[0]

@@ -2,8 +2,8 @@
 
 `op_layouts(op, desired, pm)` calls the rule's infer_forward on the operands' desired layouts
 (the propagated shardings) and returns (required operand layouts, result layouts), results
-possibly partial. Ops without tensor inputs (constants, iota) have no layout to infer from; the
-partitioner makes them replicated (see SOURCE_OPS).
+possibly partial. Ops without tensor inputs (constants, iota) have no layout to infer from: a
+constant is whole on every device, an iota is computed in its annotated layout (SOURCE_OPS).
 """
 from __future__ import annotations
 
