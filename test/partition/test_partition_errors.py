@@ -88,3 +88,26 @@ def test_localized_shapes_follow_the_result_layout():
     assert localize(bcast, [Layout.make(pm.spec, [("y",)])], [xy], pm)["shape"] == [2, 4]
     assert localize(reshape, [xy], [xy], pm)["new_sizes"] == [1, 8]
     assert bcast.attrs["shape"] == [4, 8]  # the op itself is not changed
+
+
+def test_annotation_on_an_axis_the_mesh_lacks_names_value_and_axis():
+    p = program(lambda a: a * 2.0, jnp.ones((4, 4)), shardings=[None])
+    p.main.args[0].sharding = parse_sharding('#sdy.sharding<@mesh, [{"z"}, {}]>')
+    with pytest.raises(PartitionError, match=r"%a.*axis 'z'"):
+        partition(p)
+
+
+def test_annotation_on_another_mesh_is_refused():
+    p = program(lambda a: a * 2.0, jnp.ones((4, 4)), shardings=[None])
+    p.main.args[0].sharding = parse_sharding('#sdy.sharding<@elsewhere, [{"x"}, {}]>')
+    with pytest.raises(PartitionError, match="@elsewhere"):
+        partition(p)
+
+
+def test_jax_mesh_must_be_the_programs_mesh():
+    from spmdkit.partition import to_jax
+    p = program(lambda a: a * 2.0, jnp.ones((4, 4)), shardings=['#sdy.sharding<@mesh, [{"x"}, {}]>'])
+    parted = partition(complete_forward(p))
+    one_device = jax.make_mesh((1,), ("x",))
+    with pytest.raises(PartitionError, match="is not the program's mesh"):
+        to_jax(parted, one_device)

@@ -51,6 +51,14 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str) -> Layo
     if isinstance(sharding.mesh, str) and sharding.mesh != pm.name:
         raise PartitionError(f"sharding {sharding} names mesh @{sharding.mesh}, the program's mesh is @{pm.name}",
                              value=where)
+    for d, dim in enumerate(sharding.dims):
+        for a in dim.axes:
+            if a.is_sub_axis:  # the rules' dims_mapping has no sub-axes
+                raise PartitionError(f"dim {d} is split over the sub-axis {a}; the partitioner takes whole mesh "
+                                     f"axes only", value=where)
+            if a.name not in pm.spec.names:
+                raise PartitionError(f"dim {d} is split over axis {a.name!r}, which mesh @{pm.name} "
+                                     f"({', '.join(pm.spec.names)}) lacks", value=where)
     try:
         return as_layout(sharding, pm.spec, rank)
     except ReshardError as e:
