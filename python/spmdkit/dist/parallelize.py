@@ -1,0 +1,195 @@
+"""`parallelize(fn, mesh, in_placements)`: capture a training step, propagate shardings from the
+placements, partition it with our rules and reshard planner, and return a function of global
+arrays that runs the per-device program inside one `jax.shard_map`.
+
+Steps (on the first call, or `.trace(*example_args)`): `spmdkit.ir.import_jax` traces `fn`
+(calls inlined) with each argument leaf annotated from its placements; `strategy="propagate"`
+runs `spmdkit.propagate` (Shardy's algorithm on the rules' factor tables), `"complete"` runs
+`spmdkit.partition.complete_forward` (Paddle-style completion) instead; `spmdkit.partition`
+picks every collective; `to_jax` runs it. A new call with other shapes traces again.
+
+Placements: `in_placements` has one entry per positional argument: a placements list (one
+`Shard`/`Replicate` per mesh dim) for every array leaf of that argument, None (replicated), or
+for a dict argument a dict from key to such an entry (keys left out are replicated).
+`out_placements` likewise per result of `fn` (a tuple result: one entry per element); None
+leaves a result to the strategy (propagate: what propagation decided; complete: replicated).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import DistError
+from .mesh import as_process_mesh
+from .placements import is_placements, placements_of_spec, to_spec
+from .tensor import put
+
+STRATEGIES = ("propagate", "complete")
+
+
+def _is_entry(x) -> bool:
+    return x is None or is_placements(x)
+
+
+def _expand(entries, tree, what: str) -> list:
+    """One placements list (or None) per leaf of `tree` (a tuple of arguments or results)."""
+    if not isinstance(entries, (list, tuple)) or is_placements(entries) or len(entries) != len(tree):
+        raise DistError(f"{what} must have one entry per {'argument' if what == 'in_placements' else 'result'} "
+                        f"({len(tree)}), got {entries!r}")
+    out: list = []
+    for i, (entry, sub) in enumerate(zip(entries, tree)):
+        _expand_entry(entry, sub, f"{what}[{i}]", out)
+    return out
+
+
+def _expand_entry(entry, sub, where: str, out: list) -> None:
+    """An entry applies to every leaf of `sub`; a dict entry maps a dict's keys to entries."""
+    import jax
+    if _is_entry(entry):
+        out.extend([entry] * len(jax.tree_util.tree_leaves(sub)))
+    elif isinstance(entry, dict) and isinstance(sub, dict):
+        unknown = set(entry) - set(sub)
+        if unknown:
+            raise DistError(f"{where} names keys {sorted(map(str, unknown))} the value lacks")
+        for key in sorted(sub):  # jax flattens dicts in sorted key order
+            _expand_entry(entry.get(key), sub[key], f"{where}[{key!r}]", out)
+    else:
+        raise DistError(f"{where} must be a placements list, None, or a dict of them, got {entry!r}")
+
+
+def _labels(tree, prefix: str) -> list[str]:
+    import jax
+    return [prefix + jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+class Parallelized:
+    """The partitioned form of `fn` (see the module doc). After tracing: `.program` (the
+    propagated IR program; print it), `.partitioned` (local ops and reshards), `.plan` (the
+    collectives per call, bytes per device, modeled cost), `.shardings` (placements of every
+    argument and result leaf, by name)."""
+
+    def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate"):
+        if not callable(fn):
+            raise TypeError(f"parallelize: expected a callable, got {type(fn).__name__}")
+        if strategy not in STRATEGIES:
+            raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
+        self.in_placements, self.out_placements = in_placements, out_placements
+        self.program = self.partitioned = self._run = None
+        self._key = None
+        self.in_shardings: dict[str, list] = {}
+        self.out_shardings: dict[str, list] = {}
+
+    # -- tracing -------------------------------------------------------------------------------
+    def trace(self, *args) -> "Parallelized":
+        import jax
+        from jax.sharding import NamedSharding
+
+        from ..ir import import_jax
+        from ..ir.jax_import import spec_to_sharding
+        from ..partition import complete_forward, partition, to_jax
+        mesh, smesh = self.mesh, self.mesh.sharding_mesh
+        leaves, self._in_def = jax.tree_util.tree_flatten(args)
+        labels = _labels(args, "args")
+        shapes = [tuple(np.shape(x)) for x in leaves]
+        in_entries = _expand(self.in_placements, args, "in_placements")
+        arg_shardings = []
+        for label, shape, entry in zip(labels, shapes, in_entries):
+            spec = to_spec(entry or [_replicate()] * mesh.ndim, mesh, shape, label)  # checks fit and divisibility
+            arg_shardings.append(spec_to_sharding("mesh", smesh, spec, len(shape)))
+        out_shape = jax.eval_shape(self.fn, *args)
+        out_tree = out_shape if isinstance(out_shape, tuple) else (out_shape,)
+        self._single = not isinstance(out_shape, tuple)
+        out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
+        out_labels = _labels(out_tree, "out")
+        result_shardings = [None] * len(out_leaves)
+        if self.out_placements is not None:
+            entries = self.out_placements if not self._single else (self.out_placements,)
+            for i, (label, leaf, entry) in enumerate(zip(out_labels, out_leaves, _expand(entries, out_tree,
+                                                                                          "out_placements"))):
+                if entry is not None:
+                    spec = to_spec(entry, mesh, tuple(leaf.shape), label)
+                    result_shardings[i] = spec_to_sharding("mesh", smesh, spec, len(leaf.shape))
+        program = import_jax(self.fn, *args, inline_calls=True, meshes={"mesh": smesh}, arg_shardings=arg_shardings)
+        program.main.result_shardings = result_shardings
+        if self.strategy == "propagate":
+            _propagate(program)
+        else:
+            complete_forward(program)
+        parted = partition(program)
+        self.program, self.partitioned = program, parted
+        self._run = to_jax(parted, mesh.jax_mesh())
+        jm = mesh.jax_mesh()
+        from ..reshard.execute_jax import partition_spec
+        self._arg_named = [NamedSharding(jm, partition_spec(l)) for l in parted.arg_layouts]
+        self.in_shardings = {lab: placements_of_spec(s.spec, mesh) for lab, s in zip(labels, self._arg_named)}
+        self.out_shardings = {lab: placements_of_spec(partition_spec(l), mesh)
+                              for lab, l in zip(out_labels, parted.result_layouts)}
+        self.out_named = [NamedSharding(jm, partition_spec(l)) for l in parted.result_layouts]
+        self._key = (self._in_def, tuple(shapes), tuple(str(np.result_type(x)) for x in leaves))
+        return self
+
+    def _ensure(self, args):
+        import jax
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        key = (treedef, tuple(tuple(np.shape(x)) for x in leaves), tuple(str(np.result_type(x)) for x in leaves))
+        if key != self._key:
+            self.trace(*args)
+        return leaves
+
+    # -- running -------------------------------------------------------------------------------
+    def __call__(self, *args):
+        import jax
+        leaves = self._ensure(args)
+        flat = [put(x, s) for x, s in zip(leaves, self._arg_named)]
+        outs = jax.tree_util.tree_unflatten(self._out_def, list(self._run(*flat)))
+        return outs
+
+    def lower(self, *args):
+        """The jitted shard_map program lowered for these arguments (`.compile().as_text()`)."""
+        leaves = self._ensure(args)
+        return self._run.lower(*[put(x, s) for x, s in zip(leaves, self._arg_named)])
+
+    # -- inspection ----------------------------------------------------------------------------
+    @property
+    def plan(self):
+        """spmdkit.partition.Summary: collectives per kind, bytes per device, modeled cost (us)."""
+        self._traced()
+        return self.partitioned.summary()
+
+    @property
+    def shardings(self) -> dict[str, list]:
+        self._traced()
+        return {**self.in_shardings, **self.out_shardings}
+
+    def _traced(self):
+        if self.partitioned is None:
+            raise DistError("not traced yet: call it or .trace(*example_args) first")
+
+
+def _replicate():
+    from .placements import Replicate
+    return Replicate()
+
+
+def _propagate(program) -> None:
+    from .. import core, propagate
+    if not hasattr(core, "PropagationGraph"):
+        raise DistError("this build of spmdkit._core has no propagation engine; use strategy='complete'")
+    propagate(program)
+
+
+def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
+                example_args: tuple | None = None) -> Parallelized:
+    """`fn` partitioned over `mesh` from its arguments' placements (see the module doc); with
+    `example_args` it is traced (and checked) now, else at its first call."""
+    p = Parallelized(fn, mesh, in_placements, out_placements, strategy)
+    if example_args is not None:
+        p.trace(*example_args)
+    return p
+
+
+def flat_placements(entries, tree, what: str = "in_placements") -> list[Any]:
+    """The placements list (or None) per leaf, as parallelize reads `entries` for `tree`."""
+    return _expand(entries, tree, what)

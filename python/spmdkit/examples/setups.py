@@ -1,0 +1,65 @@
+"""Each example's model, data and placements per mesh: the dims are named by role, `dp` (data
+parallel: the batch), `mp` (Megatron tensor parallel: column-split then row-split weights) and, on
+2x2x2, `fsdp` (fully sharded data parallel: the batch again, and the weights' other dim)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import jax
+
+from ..dist import ProcessMesh, Replicate, Shard
+from ..models import gpt, mlp
+
+MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp"))}
+R = Replicate()
+
+
+@dataclass
+class Setup:
+    params: dict
+    batch: tuple
+    loss_fn: Callable
+    param_placements: dict
+    batch_placements: list
+    shown: tuple            # params drawn in the report
+
+
+def mesh_of(key: str, device_ids=None) -> ProcessMesh:
+    shape, names = MESHES[key]
+    if device_ids is None:
+        return ProcessMesh(shape=shape, dim_names=names)
+    import numpy as np
+    return ProcessMesh(np.asarray(device_ids).reshape(shape), dim_names=names)
+
+
+def _p(mesh_key: str, mp=None, fsdp=None) -> list:
+    """Placements of a param split along `mp` on tensor dim `mp` and along fsdp on `fsdp`."""
+    out = [R, Shard(mp) if mp is not None else R]
+    if mesh_key == "2x2x2":
+        out.append(Shard(fsdp) if fsdp is not None else R)
+    return out
+
+
+def _batch(mesh_key: str) -> list:
+    return [Shard(0), R] + ([Shard(0)] if mesh_key == "2x2x2" else [])
+
+
+def mlp_setup(mesh_key: str) -> Setup:
+    params = mlp.init_params(jax.random.PRNGKey(0))
+    batch = mlp.example_batch(jax.random.PRNGKey(1), batch=8)
+    pl = {"w1": _p(mesh_key, mp=1, fsdp=0), "b1": _p(mesh_key, mp=0), "w2": _p(mesh_key, mp=0, fsdp=1)}
+    return Setup(params, batch, mlp.loss_fn, pl, _batch(mesh_key), ("w1", "w2"))
+
+
+def gpt_setup(mesh_key: str) -> Setup:
+    cfg = gpt.GPTConfig()
+    params = gpt.init_params(jax.random.PRNGKey(0), cfg)
+    batch = gpt.example_batch(jax.random.PRNGKey(1), cfg, batch=8)
+    pl = {"h0.w_qkv": _p(mesh_key, mp=1, fsdp=0), "h0.b_qkv": _p(mesh_key, mp=0),
+          "h0.w_o": _p(mesh_key, mp=0, fsdp=1), "h0.w_fc": _p(mesh_key, mp=1, fsdp=0),
+          "h0.b_fc": _p(mesh_key, mp=0), "h0.w_proj": _p(mesh_key, mp=0, fsdp=1)}
+    return Setup(params, batch, gpt.loss_fn, pl, _batch(mesh_key), ("h0.w_qkv", "h0.w_proj"))
+
+
+SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup}
