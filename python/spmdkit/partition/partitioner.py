@@ -129,9 +129,9 @@ class _Partitioner:
             except ReshardError as e:
                 raise PartitionError(f"cannot reshard {source} -> {target} for {reason}: {e}",
                                      value=value_name(value)) from None
-            if best is None or (plan.cost_us, len(plan.steps)) < (best.cost_us, len(best.steps)):
-                best = plan
-        self.out.steps.append(Reshard(value, best.source, target, best, reason))
+            if best is None or (plan.cost_us, len(plan.steps)) < (best[1].cost_us, len(best[1].steps)):
+                best = (source, plan)
+        self.out.steps.append(Reshard(value, best[0], target, best[1], reason))
         have.append(target)
 
     def check_shape(self, value, layout: Layout, what: str) -> None:
