@@ -111,3 +111,34 @@ def test_jax_mesh_must_be_the_programs_mesh():
     one_device = jax.make_mesh((1,), ("x",))
     with pytest.raises(PartitionError, match="is not the program's mesh"):
         to_jax(parted, one_device)
+
+
+def _first_op(p, name):
+    return next(o for o in p.main.body.ops if o.name == name)
+
+
+def test_gather_window_over_a_split_dim_is_local_only_when_whole():
+    """Rows gathered from a table split on its columns: the window spans the columns whole, so
+    it becomes the local column count; a window cutting a split dim is refused."""
+    p = program(lambda t, i: t[i], jnp.ones((8, 4)), jnp.zeros((3,), jnp.int32), shardings=[None, None])
+    gather = _first_op(p, "jax.gather")
+    pm = ProgramMesh.of(p)
+    cols = Layout.make(pm.spec, [(), ("y",)])
+    rows = Layout.make(pm.spec, [("x",), ()])
+    out = Layout.make(pm.spec, [(), ("y",)])
+    assert localize(gather, [cols, Layout.make(pm.spec, [()])], [out], pm)["slice_sizes"] == [1, 2]
+    with pytest.raises(LocalizeError, match=r"op 'jax.gather'.*slice_sizes\[0\] = 1.*\['x'\]"):
+        localize(gather, [rows, Layout.make(pm.spec, [()])], [out], pm)
+
+
+def test_pad_and_slice_need_their_cut_dims_whole():
+    pm_prog = program(lambda a: (jnp.pad(a, ((0, 0), (1, 1))), a[:, 1:3]), jnp.ones((4, 4)), shardings=[None])
+    pm = ProgramMesh.of(pm_prog)
+    pad, cut = _first_op(pm_prog, "jax.pad"), _first_op(pm_prog, "jax.slice")
+    rows, cols = Layout.make(pm.spec, [("x",), ()]), Layout.make(pm.spec, [(), ("y",)])
+    assert localize(pad, [rows, Layout.make(pm.spec, [])], [rows], pm)  # rows are not padded: fine
+    assert localize(cut, [rows], [rows], pm)
+    with pytest.raises(LocalizeError, match=r"op 'jax.pad'.*dim 1"):
+        localize(pad, [cols, Layout.make(pm.spec, [])], [cols], pm)
+    with pytest.raises(LocalizeError, match=r"op 'jax.slice'.*dim 1"):
+        localize(cut, [cols], [cols], pm)
