@@ -9,6 +9,7 @@
 #include "dim_trans_builders.h"
 #include "einsum_engine.h"
 #include "errors.h"
+#include "pattern_builders.h"
 #include "registry.h"
 
 namespace spmd {
