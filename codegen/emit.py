@@ -238,8 +238,14 @@ def _patterns(spec: OpSpec, value) -> list[str]:
             f'plan.apply(call, "{attrs[0] if attrs else name}");']
 
 
+def _choices(spec: OpSpec, value) -> list[str]:
+    """A str attribute that must be one of a few words (stablehlo.reduce's body): else ValueError."""
+    return [f'check_choice(rule.op, "{a}", {a}, {{{", ".join(cpp_literal(w, "str") for w in words)}}});'
+            for a, words in (value or {}).items()]
+
+
 # The attribute edits, in the order the engine receives them.
-EDITS = (("patterns", _patterns), ("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
+EDITS = (("choices", _choices), ("patterns", _patterns), ("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
          ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute),
          ("unsplit_if_split", _unsplit), ("replicate_after_merge", _replicate_after_merge), ("equation", _equation),
          ("like", _like), ("workspace", _workspace), ("accumulate", _accumulate))

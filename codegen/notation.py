@@ -195,6 +195,8 @@ def _check_edits(spec, n: Notation) -> None:
         _input(spec, t, "unreturned")
     if raw.get("equation"):
         _attr(spec, raw["equation"], ("str",), "equation")
+    for a in raw.get("choices") or {}:
+        _attr(spec, a, ("str",), "choices")
     if raw.get("patterns"):  # a pattern builder's arguments: tensor inputs and attributes
         for a in re.fullmatch(r"[a-z_]+\((.*)\)", raw["patterns"].replace(" ", "")).group(1).split(","):
             if a and spec.input_index(a) is None and spec.attr(a) is None:

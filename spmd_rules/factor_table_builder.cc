@@ -32,8 +32,11 @@ FactorTable EinsumCall::factor_table() {
   // Per engine factor: its size in the first operand / result that has it, and whether a list
   // argument (concatenate's operands) has it: a resized factor takes the result's size there.
   const std::size_t nf = factors_.size();
-  std::vector<int64_t> in_size(nf, -1), out_size(nf, -1);
+  // A resized factor of a list argument (concatenate's dim) has, in the result, the sum of its
+  // sizes over the list: that is its size (Shardy's).
+  std::vector<int64_t> in_size(nf, -1), out_size(nf, -1), list_sum(nf, 0);
   std::vector<bool> in_list(nf, false);
+  std::vector<int> list_arg(nf, -1);
   auto scan = [&](const SmallVec<Slots, kMaxTensors>& slots, const SmallVec<Bound, kMaxTensors>& bound, bool is_input) {
     for (std::size_t k = 0; k < slots.size(); ++k) {
       const DistMetaTensor* t = bound[k].t;
@@ -43,7 +46,12 @@ FactorTable EinsumCall::factor_table() {
         const int64_t size = t && d < t->rank() ? t->shape[d] : -1;
         auto& first = is_input ? in_size[s.f[0]] : out_size[s.f[0]];
         if (first < 0 && !(size == 1 && s.one && factors_[s.f[0]].size > 1)) first = size;
-        if (is_input && bound[k].list_pos >= 0) in_list[s.f[0]] = true;
+        if (is_input && bound[k].list_pos >= 0) {
+          const int f = s.f[0];
+          in_list[f] = true;
+          if (list_arg[f] < 0) list_arg[f] = bound[k].pattern;
+          if (list_arg[f] == bound[k].pattern && size >= 0) list_sum[f] += size;
+        }
       }
     }
   };
@@ -60,7 +68,7 @@ FactorTable EinsumCall::factor_table() {
     if (id[f] >= 0) return id[f];
     const Factor& fac = factors_[f];
     int64_t size = fac.size;
-    if (fac.any_size) size = (in_list[f] && out_size[f] >= 0) || in_size[f] < 0 ? out_size[f] : in_size[f];
+    if (fac.any_size) size = out_size[f] >= 0 && (in_list[f] || in_size[f] < 0) ? out_size[f] : in_list[f] ? list_sum[f] : in_size[f];
     if (size < 0) size = in_size[f] >= 0 ? in_size[f] : out_size[f];
     if (size < 0 && fac.letter && born_sizes_) size = born_sizes_[fac.letter - 'a'];
     FactorTable::Kind kind = FactorTable::Kind::kPassThrough;

@@ -77,6 +77,7 @@ void dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMe
   if (lc & lb) bad(op, "lhs_batching_dimensions", "shares a dim with 'lhs_contracting_dimensions'");
   if (rc & rb) bad(op, "rhs_batching_dimensions", "shares a dim with 'rhs_contracting_dimensions'");
   Letters L{op, plan};
+  L.operand(1);  // both operands have a pattern, rank 0 included
   char lhs_letter[kMaxRank], rhs_letter[kMaxRank];
   Pattern result;
   for (std::size_t i = 0; i < lhs_batching.size(); ++i) {  // batch dims lead the result, in order
@@ -313,6 +314,7 @@ void slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTens
   if (limit_indices.size() != r) bad(op, "limit_indices", "has " + std::to_string(limit_indices.size()) + " entries for operand of rank " + std::to_string(r));
   if (!strides.empty() && strides.size() != r) bad(op, "strides", "has " + std::to_string(strides.size()) + " entries for operand of rank " + std::to_string(r));
   Letters L{op, plan};
+  L.operand(0);
   for (std::size_t d = 0; d < r; ++d) {
     const int64_t stride = strides.empty() ? 1 : strides[d];
     if (start_indices[d] < 0 || limit_indices[d] < start_indices[d] || limit_indices[d] > operand.shape[d] || stride < 1)
@@ -334,6 +336,7 @@ void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor
                          {"edge_padding_high", &edge_padding_high}, {"interior_padding", &interior_padding}})
     if (v->size() != r) bad(op, name, "has " + std::to_string(v->size()) + " entries for operand of rank " + std::to_string(r));
   Letters L{op, plan};
+  L.operand(1);  // the operand's pattern, and the padding value's (rank 0)
   for (std::size_t d = 0; d < r; ++d) {
     if (interior_padding[d] < 0) bad(op, "interior_padding", "is negative");
     const char c = L.fresh();
@@ -341,7 +344,6 @@ void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor
     Letters::letter(plan.eq.result, c);
     if (edge_padding_low[d] || edge_padding_high[d] || interior_padding[d]) plan.resized.push_back(static_cast<int64_t>(d));
   }
-  L.operand(1);  // the padding value: its own (rank-0) pattern
 }
 
 void padding_config_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
