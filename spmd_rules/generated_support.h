@@ -10,6 +10,7 @@
 #include "dim_trans_builders.h"
 #include "einsum_engine.h"
 #include "errors.h"
+#include "exact_reshape.h"
 #include "pattern_builders.h"
 #include "registry.h"
 
