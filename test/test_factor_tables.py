@@ -339,3 +339,55 @@ def test_dot_general_table_agrees_with_infer_forward(call):
         assert out.dims_mapping == [0 if d in where else -1 for d in range(len(out.dims_mapping))]
         rhs_dims = [d for d, fs in enumerate(t.operands[1]) if f in fs]
         assert ri.dims_mapping == [0 if d in rhs_dims else -1 for d in range(len(rhs))]
+
+
+# ---- every rule ----------------------------------------------------------------------------------
+
+def _every_rule_cases():
+    from spmdkit.verify import load_specs, verifiable_ops
+    specs = load_specs()
+    return specs, [op for op in verifiable_ops(specs) if not core.get_phi_spmd_rule(op).handwritten]
+
+
+def test_every_generated_rule_has_a_consistent_table():
+    """For random calls of every generated rule (the verify samplers'): the table covers each
+    input and output tensor dim for dim; a dim's factors multiply to its size, except a dim that
+    the op resizes (a permutation factor, sized as Shardy sizes it) or one that is never split
+    and shares nothing (Shardy's convention: a factor of size 1); every factor is used."""
+    import numpy as np
+    from spmdkit.verify import get_backend
+    from spmdkit.verify.random_mode import draw_case
+    from spmdkit.verify.samplers import Options
+    specs, ops = _every_rule_cases()
+    assert len(ops) > 150
+    backend = get_backend("spmdkit")
+    rng = np.random.default_rng(11)
+    checked = 0
+    for op in ops:
+        for _ in range(3):
+            mesh = (2, 2)
+            case, ex = draw_case(specs[op], "forward", specs, rng, mesh, Options())
+            api_mesh = backend.mesh(mesh)
+            outputs = [[backend.spec(t, api_mesh) for t in case.outputs]] if ex.spec.list_output and case.outputs else \
+                [backend.spec(t, api_mesh) for t in case.outputs]
+            args = [backend.to_api(t, api_mesh) for t in case.inputs] + outputs + list(case.attrs)
+            rule = core.get_phi_spmd_rule(op)
+            t = rule.factors(*args)
+            ins, outs = rule.infer_forward(*args)
+            flat = [x for a in case.inputs for x in (a if isinstance(a, list) else [a])]
+            assert len(t.operands) == len(flat), (op, str(t))
+            for tensor, dims in zip(flat, t.operands):
+                shape = () if tensor is None else tensor.shape
+                assert len(dims) == (0 if tensor is None else len(shape)), (op, str(t))
+                for n, fs in zip(shape, dims):
+                    p = int(np.prod([t.sizes[f] for f in fs]))
+                    resized = len(fs) == 1 and t.kinds[fs[0]] == "permutation"
+                    alone = len(fs) == 1 and t.sizes[fs[0]] == 1
+                    assert p == n or resized or alone or min(t.sizes[f] for f in fs) < 0, (op, shape, str(t))
+            out_ranks = [len(o.dims_mapping) for o in
+                         [q for o in outs for q in (o if isinstance(o, list) else [o])]]
+            assert [len(r) for r in t.results] == out_ranks, (op, out_ranks, str(t))
+            used = {f for x in t.operands + t.results for d in x for f in d}
+            assert used == set(range(t.num_factors)), (op, str(t))
+            checked += 1
+    assert checked == 3 * len(ops)
