@@ -233,7 +233,7 @@ def _patterns(spec: OpSpec, value) -> list[str]:
         return []
     name, args = PATTERNS.fullmatch(value.replace(" ", "")).groups()
     args = [a for a in args.split(",") if a]
-    attrs = [a for a in args if spec.input_index(a) is None]
+    attrs = [a for a in args if spec.attr(a) is not None]
     return ["PatternPlan plan;", f"{name}_patterns(plan, rule.op{''.join(', ' + a for a in args)});",
             f'plan.apply(call, "{attrs[0] if attrs else name}");']
 

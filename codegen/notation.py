@@ -45,7 +45,7 @@ def check(spec) -> Notation:
     if text.count("->") != 1:
         raise _err(where, f"'{text}' needs exactly one '->'")
     lhs, rhs = text.split("->")
-    ins = [_pattern(p, where) for p in lhs.split(",")]
+    ins = [_pattern(p, where) for p in lhs.split(",")] if lhs.strip() or spec.inputs else []  # "-> @": no inputs
     outs = [_pattern(p, where) for p in rhs.split(",")]
     if len(ins) != len(spec.inputs):
         raise _err(where, f"{len(ins)} input patterns for {len(spec.inputs)} inputs")
@@ -199,8 +199,10 @@ def _check_edits(spec, n: Notation) -> None:
         _attr(spec, a, ("str",), "choices")
     if raw.get("patterns"):  # a pattern builder's arguments: tensor inputs and attributes
         for a in re.fullmatch(r"[a-z_]+\((.*)\)", raw["patterns"].replace(" ", "")).group(1).split(","):
-            if a and spec.input_index(a) is None and spec.attr(a) is None:
-                raise _err(spec.where, f"'patterns' passes '{a}', which is neither an input nor an attribute")
+            given_output = raw.get("forward_outputs") and any(o.name == a for o in spec.outputs)
+            if a and spec.input_index(a) is None and spec.attr(a) is None and not given_output:
+                raise _err(spec.where, f"'patterns' passes '{a}', which is neither an input nor an attribute"
+                                       " (nor an output given to forward)")
     for key in ("like", "accumulate"):
         for a, b in (raw.get(key) or {}).items():
             out_name, in_name = (a, b) if key == "like" else (b, a)

@@ -54,6 +54,8 @@ void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor
 // jax.pad: padding_config flattened as (low, high, interior) per dim
 void padding_config_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
                              const std::vector<int64_t>& padding_config);
-void iota_patterns(PatternPlan& plan, const std::string& op, const std::vector<int64_t>& shape, int64_t dimension);
+// iota: no input; the result (given to forward) has `shape`, counting along `dimension`.
+void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
+                   int64_t dimension);
 
 }  // namespace spmd

@@ -42,12 +42,12 @@ def documented_names():
 
 
 def test_every_documented_name_is_registered_and_every_registered_name_documented():
-    documented = documented_names() - {"jax.iota", "stablehlo.iota"}  # listed as not yet a rule
+    documented = documented_names()
     assert documented - set(family()) == set()
     assert set(family()) - documented == set()
 
 
-GPT_PRIMITIVES = ["add", "broadcast_in_dim", "convert_element_type", "div", "dot_general", "exp", "gather", "ge",
+GPT_PRIMITIVES = ["iota", "add", "broadcast_in_dim", "convert_element_type", "div", "dot_general", "exp", "gather", "ge",
                   "integer_pow", "log", "lt", "max", "mul", "neg", "reduce_max", "reduce_sum", "reshape", "rsqrt",
                   "select_n", "split", "stop_gradient", "sub", "tanh", "transpose", "add_any", "concatenate", "eq",
                   "scatter-add", "min", "pow", "sqrt", "logistic", "erf", "abs", "sign", "exp2", "log1p", "sin", "cos",
@@ -112,6 +112,17 @@ def test_stablehlo_reduce_body_chooses_the_partial_type():
 def test_split_returns_one_layout_per_output():
     (x,), outs = rule("jax.split").infer_forward(T(4, 6, mapping=[0, 1]), [2, 4], 1)
     assert x.dims_mapping == [0, -1] and [o.dims_mapping for o in outs] == [[0, -1], [0, -1]]
+
+
+def test_iota_takes_its_result_for_the_mesh():
+    r = rule("stablehlo.iota")
+    ins, (out,) = r.infer_forward(T(4, 8, mapping=[0, 1]), [4, 8], 1)
+    assert ins == [] and out.dims_mapping == [-1, -1]  # dims the op creates are born whole
+    assert str(r.factors(T(4, 8), [4, 8], 1)) == "()->([i, j]) {i=4, j=8}"
+    with pytest.raises(ValueError, match="stablehlo.iota: attribute 'shape' does not match"):
+        r.infer_forward(T(4, 8), [4, 7], 1)
+    with pytest.raises(ValueError, match="attribute 'dimension' = 2 is out of range"):
+        r.infer_forward(T(4, 8), [4, 8], 2)
 
 
 def test_rank0_literal_operand():

@@ -496,3 +496,16 @@ def hlo_scatter(rng, mesh, opts):
                    tensor(rng, batch[:1] + [k], mesh, opts)],
                   {"update_window_dims": [], "inserted_window_dims": [1], "scatter_dims_to_operand_dims": [1],
                    "input_batching_dims": [0], "scatter_indices_batching_dims": [0]})
+
+
+@kernel
+def iota(shape, dimension):
+    view = [1] * len(shape)
+    view[dimension] = shape[dimension]
+    return np.broadcast_to(np.arange(shape[dimension], dtype=float).reshape(view), tuple(shape)).copy()
+
+
+@sampler
+def iota(rng, mesh, opts):  # noqa: F811 - a sampler and a kernel may share a name (two registries)
+    shape = list(random_shape(rng, _rank(rng, 1, 3), mesh))
+    return Sample([], {"shape": shape, "dimension": int(rng.integers(0, len(shape)))})
