@@ -234,3 +234,56 @@ def test_scatter_difference_from_shardy():
     inputs = [((8, 4), ([-1, -1],), None), ((5, 1), ([-1, -1],), 8), ((5, 2), ([-1, 0],), None)]
     assert no_result_placement_is_right("jax.scatter-add", (2,), inputs, attrs,
                                         [P([-1, -1]), P([-1, -1]), P([-1, 0])], 2)
+
+
+# ---- the factor table predicts inference ------------------------------------------------------------
+
+DIM_TRANS = {"jax.reshape", "stablehlo.reshape", "jax.squeeze", "jax.expand_dims"}
+
+
+def test_table_predicts_where_a_single_split_goes():
+    """One input dim split over a 2-rank mesh, everything else whole: a pass-through factor
+    carries the split to the output dims that have it, a reduction factor leaves the outputs
+    partial, a need-replication or permutation factor is gathered (the input comes back whole).
+    Checked for every op of the family on sampler-drawn calls."""
+    from spmdkit.verify.random_mode import draw_case
+    from spmdkit.verify.samplers import Options
+    rng = np.random.default_rng(7)
+    mesh = ProcessMesh([0, 1], dim_names=["x"])
+    checked = {}
+    for op in sorted({rule(n).op for n in family()} - DIM_TRANS - {"jax.iota"}):
+        r = rule(op)
+        for _ in range(4):
+            case, _ = draw_case(SPECS[op], "forward", SPECS, rng, (2,), Options(p_partial=0.0))
+            tensors = [x for a in case.inputs for x in (a if isinstance(a, list) else [a])]
+
+            def build(split_at):
+                it = iter(range(len(tensors)))
+                def one(t):
+                    k = next(it)
+                    mapping = [0 if (k, d) == split_at else -1 for d in range(len(t.shape))]
+                    return T(*t.shape, mapping=mapping)
+                return [[one(t) for t in a] if isinstance(a, list) else one(a) for a in case.inputs] + list(case.attrs)
+            t = r.factors(*build(None))
+            for k, x in enumerate(tensors):
+                for d, n in enumerate(x.shape):
+                    fs = t.operands[k][d]
+                    if n % 2 or n < 2 or len(fs) != 1:
+                        continue
+                    f = fs[0]
+                    ins, outs = r.infer_forward(*build((k, d)))
+                    outs = [q for o in outs for q in (o if isinstance(o, list) else [o])]
+                    ins = [q for a in ins for q in (a if isinstance(a, list) else [a])]
+                    kind = t.kinds[f]
+                    for o, res in zip(outs, t.results):
+                        if kind == "pass_through":
+                            expect = [0 if f in dim[:1] else -1 for dim in res]
+                            assert o.dims_mapping == expect and not o._is_partial(), (op, case.attrs, k, d, str(t))
+                        elif kind == "reduction":
+                            assert o.dims_mapping == [-1] * len(res) and list(o.partial_status) == [0], (op, k, d, str(t))
+                        else:
+                            assert o.dims_mapping == [-1] * len(res) and not o._is_partial(), (op, k, d, str(t))
+                            assert ins[k].dims_mapping[d] == -1, (op, k, d, str(t))
+                    checked[kind] = checked.get(kind, 0) + 1
+    assert sum(checked.values()) > 400 and all(checked.get(k, 0) > 10 for k in
+                                               ("pass_through", "reduction", "need_replication", "permutation")), checked
