@@ -277,6 +277,11 @@ def jax_reshape(rng, mesh, opts):
 
 
 @sampler
+def hlo_reshape(rng, mesh, opts):
+    return _rename(jax_reshape(rng, mesh, opts), "new_sizes", "shape")
+
+
+@sampler
 def jax_squeeze(rng, mesh, opts):
     from ..samplers import squeeze
     s = squeeze(rng, mesh, opts)
