@@ -324,7 +324,8 @@ void slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTens
     const char c = L.fresh();
     Letters::letter(L.operand(0), c);
     Letters::letter(plan.eq.result, c);
-    if (start_indices[d] != 0 || limit_indices[d] != operand.shape[d] || stride != 1) plan.resized.push_back(static_cast<int64_t>(d));
+    // Resized when the slice is not the whole dim (a stride over a size-1 dim changes nothing).
+    if ((limit_indices[d] - start_indices[d] + stride - 1) / stride != operand.shape[d]) plan.resized.push_back(static_cast<int64_t>(d));
   }
 }
 
@@ -342,7 +343,9 @@ void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor
     const char c = L.fresh();
     Letters::letter(L.operand(0), c);
     Letters::letter(plan.eq.result, c);
-    if (edge_padding_low[d] || edge_padding_high[d] || interior_padding[d]) plan.resized.push_back(static_cast<int64_t>(d));
+    // Resized, or shifted (low = -high), unless padding adds nothing (interior padding of a size-1 dim).
+    if (edge_padding_low[d] || edge_padding_high[d] || (interior_padding[d] && operand.shape[d] > 1))
+      plan.resized.push_back(static_cast<int64_t>(d));
   }
 }
 
