@@ -22,11 +22,15 @@ def parse(text: str) -> dict:
     if not m:
         raise ValueError(f"not a factor table: {text!r}")
     sizes = {k: int(v) for k, v in re.findall(r"(z_\d+|[a-z])=(-?\d+)", m.group(3) or "")}
-    kinds = {}
+    kinds, blocked = {}, set()
     for kind, names in re.findall(r"(\w+)=\{([^}]*)\}", m.group(4)):
         for n in _NAME.findall(names):
-            kinds[n] = kind
-    return {"operands": _tensors(m.group(1)), "results": _tensors(m.group(2)), "sizes": sizes, "kinds": kinds}
+            if kind == "blocked_propagation":  # orthogonal to the kind
+                blocked.add(n)
+            else:
+                kinds[n] = kind
+    return {"operands": _tensors(m.group(1)), "results": _tensors(m.group(2)), "sizes": sizes, "kinds": kinds,
+            "blocked": blocked}
 
 
 def canonical(table: dict) -> tuple:
@@ -38,7 +42,8 @@ def canonical(table: dict) -> tuple:
     ops, res = walk(table["operands"]), walk(table["results"])
     sizes = tuple(table["sizes"][f] for f in sorted(rename, key=rename.get))
     kinds = tuple(table["kinds"].get(f, "pass_through") for f in sorted(rename, key=rename.get))
-    return ops, res, sizes, kinds
+    blocked = tuple(f in table["blocked"] for f in sorted(rename, key=rename.get))
+    return ops, res, sizes, kinds, blocked
 
 
 def of_table(t) -> dict:
@@ -47,7 +52,8 @@ def of_table(t) -> dict:
     return {"operands": [[[name[f] for f in d] for d in x] for x in t.operands],
             "results": [[[name[f] for f in d] for d in x] for x in t.results],
             "sizes": {name[f]: s for f, s in enumerate(t.sizes)},
-            "kinds": {name[f]: k for f, k in enumerate(t.kinds) if k != "pass_through"}}
+            "kinds": {name[f]: k for f, k in enumerate(t.kinds) if k != "pass_through"},
+            "blocked": {name[f] for f in t.blocked}}
 
 
 def same_up_to_renumbering(table, text: str) -> bool:

@@ -178,3 +178,42 @@ def test_reduce(body, op):
         check("stablehlo.reduce", rule_of("stablehlo.reduce", [ttype(s), ttype([])], [ttype(out)],
                                           f"dimensions = {i64s(dims)}", region(op)),
               T(s), T([]), dims, body)
+
+
+# ---- the documented differences, pinned (docs/jax_stablehlo_rules.md) ---------------------------
+
+def kinds_by_dim(table_text_or_obj):
+    """Per tensor, per dim: the set of kinds of its factors ('one' for a lone size-1 factor)."""
+    from factor_table_text import of_table, parse
+    t = parse(table_text_or_obj) if isinstance(table_text_or_obj, str) else of_table(table_text_or_obj)
+    def kind(dim):
+        if len(dim) == 1 and t["sizes"][dim[0]] == 1:
+            return {"one"}
+        return {t["kinds"].get(f, "pass_through") for f in dim}
+    return [[kind(d) for d in x] for x in t["operands"] + t["results"]]
+
+
+def test_concatenate_dim_is_whole_in_both():
+    shardy = rule_of("stablehlo.concatenate", [ttype([4, 3, 256]), ttype([4, 5, 256])], [ttype([4, 8, 256])],
+                     "dimension = 1 : i64")
+    ours = core.get_phi_spmd_rule("stablehlo.concatenate").factors([T([4, 3, 256]), T([4, 5, 256])], 1)
+    assert same_up_to_renumbering(ours, shardy.replace("need_replication", "permutation"))
+
+
+def test_dynamic_slice_sliced_dims_are_never_split_in_both():
+    types = [ttype([32, 4, 8])] + [ttype([], "i32")] * 3
+    shardy = rule_of("stablehlo.dynamic_slice", types, [ttype([32, 1, 2])], "slice_sizes = array<i64: 32, 1, 2>")
+    ours = core.get_phi_spmd_rule("stablehlo.dynamic_slice").factors(T([32, 4, 8]), [T([])] * 3, [32, 1, 2])
+    theirs, mine = kinds_by_dim(shardy), kinds_by_dim(ours)
+    assert theirs[0] == [{"pass_through"}, {"need_replication"}, {"need_replication"}]
+    assert "blocked_propagation={j, k}" in shardy
+    assert mine[0] == [{"pass_through"}, {"one"}, {"one"}]  # a size-1 factor can never be split either
+
+
+def test_gather_collapsed_dim_is_a_reduction_in_jaxlibs_shardy_and_whole_in_ours():
+    attrs = ("dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+             "start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>")
+    shardy = rule_of("stablehlo.gather", [ttype([8, 4]), ttype([5, 1], "i64")], [ttype([5, 4])], attrs)
+    ours = core.get_phi_spmd_rule("stablehlo.gather").factors(T([8, 4]), T([5, 1]), [1], [0], [0], [1, 4])
+    assert kinds_by_dim(shardy)[0][0] == {"reduction"}  # a masked gather, then an all-reduce
+    assert kinds_by_dim(ours)[0][0] == {"need_replication"}  # test_jax_rules proves the split wrong locally
