@@ -364,19 +364,23 @@ void padding_config_patterns(PatternPlan& plan, const std::string& op, const Dis
   pad_patterns(plan, op, operand, lo, hi, in);
 }
 
-void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
-                   int64_t dimension) {
+void created_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape) {
   if (!out.absent() && std::vector<int64_t>(out.shape.begin(), out.shape.end()) != shape)
     bad(op, "shape", "does not match the shape of out (rank " + std::to_string(out.rank()) + ")");
   if (shape.size() > kMaxRank) bad(op, "shape", "has more than " + std::to_string(kMaxRank) + " dims");
-  if (dimension < 0 || dimension >= static_cast<int64_t>(shape.size()))
-    bad(op, "dimension", "= " + std::to_string(dimension) + " is out of range for a result of rank " + std::to_string(shape.size()));
   Letters L{op, plan};
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const char c = L.fresh();
     Letters::letter(plan.eq.result, c);
     plan.born[c - 'a'] = shape[d];
   }
+}
+
+void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
+                   int64_t dimension) {
+  if (dimension < 0 || dimension >= static_cast<int64_t>(shape.size()))
+    bad(op, "dimension", "= " + std::to_string(dimension) + " is out of range for a result of rank " + std::to_string(shape.size()));
+  created_patterns(plan, op, out, shape);
 }
 
 }  // namespace spmd

@@ -58,4 +58,7 @@ void padding_config_patterns(PatternPlan& plan, const std::string& op, const Dis
 void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
                    int64_t dimension);
 
+// A tensor the op creates from nothing (stablehlo.constant): the result (given to forward) has `shape`.
+void created_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape);
+
 }  // namespace spmd

@@ -40,7 +40,7 @@ def check(name, shardy, *args, **attrs):
 POINTWISE = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder", "atan2", "and", "or",
              "xor"]
 UNARY = ["negate", "exponential", "log", "tanh", "rsqrt", "sqrt", "abs", "sign", "logistic", "sine", "cosine", "floor",
-         "ceil", "not", "log_plus_one", "convert"]
+         "ceil", "not", "log_plus_one", "convert", "exponential_minus_one", "tan"]
 
 
 @pytest.mark.parametrize("op", POINTWISE)

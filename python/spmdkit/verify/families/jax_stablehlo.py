@@ -514,3 +514,14 @@ def iota(shape, dimension):
 def iota(rng, mesh, opts):  # noqa: F811 - a sampler and a kernel may share a name (two registries)
     shape = list(random_shape(rng, _rank(rng, 1, 3), mesh))
     return Sample([], {"shape": shape, "dimension": int(rng.integers(0, len(shape)))})
+
+
+@kernel
+def hlo_constant(shape):
+    """A constant whose value is fixed by its shape (its elements' flat positions)."""
+    return np.arange(int(np.prod(shape)), dtype=float).reshape(tuple(shape))
+
+
+@sampler
+def hlo_constant(rng, mesh, opts):  # noqa: F811 - sampler and kernel registries are separate
+    return Sample([], {"shape": list(random_shape(rng, _rank(rng, 0, 3), mesh))})
