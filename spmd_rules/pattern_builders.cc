@@ -40,6 +40,8 @@ struct Letters {
 // dimension numbers are absolute) and returns a bit per dim.
 uint32_t dim_set(const std::string& op, const char* attr, const std::vector<int64_t>& dims, std::size_t rank,
                  const char* tensor) {
+  if (rank > kMaxRank) bad(op, attr, std::string("indexes ") + tensor + " of rank " + std::to_string(rank) + ", more than " +
+                                         std::to_string(kMaxRank));
   uint32_t set = 0;
   for (int64_t d : dims) {
     if (d < 0 || d >= static_cast<int64_t>(rank))

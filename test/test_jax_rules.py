@@ -287,3 +287,43 @@ def test_table_predicts_where_a_single_split_goes():
                     checked[kind] = checked.get(kind, 0) + 1
     assert sum(checked.values()) > 400 and all(checked.get(k, 0) > 10 for k in
                                                ("pass_through", "reduction", "need_replication", "permutation")), checked
+
+
+# ---- bad input never crashes ------------------------------------------------------------------------
+
+def test_random_garbage_raises_or_answers():
+    """Random ranks, shapes and attribute values (dims out of range, lists of any length, huge
+    numbers): every call of every function answers or raises ValueError / TypeError."""
+    rng = np.random.default_rng(13)
+    def value(kind):
+        if kind in ("int", "int64"):
+            return int(rng.choice([-40, -2, -1, 0, 1, 2, 3, 5, 40]))
+        if kind.endswith("list"):
+            return [int(rng.choice([-3, -1, 0, 1, 2, 3, 13, 40])) for _ in range(int(rng.integers(0, 15)))]
+        if kind == "bool":
+            return bool(rng.integers(2))
+        if kind in ("str", "dtype"):
+            return str(rng.choice(["sum", "max", "and", "LT", "", "bogus"]))
+        return 0.5
+    def tensor_arg():
+        return T(*[int(rng.choice([0, 1, 2, 3, 4])) for _ in range(int(rng.integers(0, 5)))])
+    answered = raised = 0
+    for name in family():
+        r = rule(name)
+        for _ in range(40):
+            for params, fn in ((r.forward_params, r.infer_forward), (r.forward_params, r.factors),
+                               (r.backward_params, r.infer_backward)):
+                args = []
+                for _, kind, _ in params:
+                    if kind == "tensor_list":
+                        args.append([tensor_arg() for _ in range(int(rng.integers(0, 4)))])
+                    elif "tensor" in kind:
+                        args.append(tensor_arg())
+                    else:
+                        args.append(value(kind))
+                try:
+                    fn(*args)
+                    answered += 1
+                except (ValueError, TypeError):
+                    raised += 1
+    assert answered > 100 and raised > 100, (answered, raised)
