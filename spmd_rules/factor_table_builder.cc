@@ -8,18 +8,6 @@
 
 namespace spmd {
 
-namespace {
-const std::string kBuiltPatterns = "(patterns built from the attributes)";
-}
-
-EinsumCall& EinsumCall::patterns(const Equation& eq, const char* attr) {
-  eq_ = eq;
-  eq_text_ = &kBuiltPatterns;
-  eq_attr_ = attr;
-  eq_positional_ = true;
-  return *this;
-}
-
 FactorTable EinsumCall::factor_table() {
   resolve_inputs();
   apply_input_edits();

@@ -4,6 +4,18 @@
 
 namespace spmd {
 
+namespace {
+const std::string kBuiltPatterns = "(patterns built from the attributes)";  // for messages
+}
+
+EinsumCall& EinsumCall::patterns(const Equation& eq, const char* attr) {
+  eq_ = eq;
+  eq_text_ = &kBuiltPatterns;
+  eq_attr_ = attr;
+  eq_positional_ = true;
+  return *this;
+}
+
 void PatternPlan::apply(EinsumCall& call, const char* attr) const {
   call.patterns(eq, attr);
   for (int c = 0; c < 26; ++c)
