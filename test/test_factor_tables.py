@@ -391,3 +391,11 @@ def test_every_generated_rule_has_a_consistent_table():
             assert used == set(range(t.num_factors)), (op, str(t))
             checked += 1
     assert checked == 3 * len(ops)
+
+
+def test_cli_prints_the_table(capsys):
+    from spmdkit.cli import main
+    assert main(["factors", "jax.dot_general", "[8,32]{0,-1}", "[32,16]", "[1]", "[0]"]) == 0
+    assert capsys.readouterr().out.strip() == "([i, j], [j, k])->([i, k]) {i=8, j=32, k=16} reduction={j}"
+    assert main(["factors", "unique", "[4]", "False", "False", "False", "[]", "'int64'"]) == 2  # hand-written
+    assert "hand-written" in capsys.readouterr().err
