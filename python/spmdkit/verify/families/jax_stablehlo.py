@@ -460,9 +460,38 @@ def _ids(rng, shape, mesh, opts, high):
     return tensor(rng, shape, mesh, opts, int_high=max(int(high), 1))
 
 
+def _general_gather(rng, mesh, opts):
+    """Any valid dimension numbers: batching, collapsed and windowed operand dims, indexed dims
+    in any order, free index batch dims, offset dims anywhere in the result."""
+    r = int(rng.integers(1, 4))
+    operand = [random_dim(rng, mesh) for _ in range(r)]
+    dims = [int(d) for d in rng.permutation(r)]
+    nb = int(rng.integers(0, min(2, r) + 1)) if r > 1 else 0
+    batching = sorted(dims[:nb])
+    rest = dims[nb:]
+    collapsed = sorted(d for d in rest if rng.random() < 0.4)
+    indexed = [d for d in rest if d in collapsed or rng.random() < 0.5]
+    start_index_map = [indexed[i] for i in rng.permutation(len(indexed))]
+    slice_sizes = [1 if d in batching or d in collapsed else int(rng.integers(1, operand[d] + 1)) for d in range(r)]
+    free = [random_dim(rng, mesh) for _ in range(int(rng.integers(0, 3)))]
+    batch = [("b", d) for d in batching] + [("f", i) for i in range(len(free))]
+    batch = [batch[i] for i in rng.permutation(len(batch))]
+    idx_shape = [operand[x] if k == "b" else free[x] for k, x in batch] + [len(start_index_map)]
+    windows = [d for d in range(r) if d not in batching and d not in collapsed]
+    out_rank = len(batch) + len(windows)
+    offset_dims = sorted(int(d) for d in rng.choice(out_rank, size=len(windows), replace=False))
+    high = max([operand[d] for d in start_index_map] + [1]) + 1
+    attrs = {"offset_dims": offset_dims, "collapsed_slice_dims": collapsed, "start_index_map": start_index_map,
+             "slice_sizes": slice_sizes, "operand_batching_dims": [d for k, d in batch if k == "b"],
+             "start_indices_batching_dims": [i for i, (k, _) in enumerate(batch) if k == "b"]}
+    return Sample([tensor(rng, operand, mesh, opts), _ids(rng, idx_shape, mesh, opts, high)], attrs)
+
+
 @sampler
 def hlo_gather(rng, mesh, opts):
-    kind = rng.choice(["embedding", "along_axis", "window"])
+    kind = rng.choice(["embedding", "along_axis", "window", "general", "general"])
+    if kind == "general":
+        return _general_gather(rng, mesh, opts)
     batch = list(random_shape(rng, _rank(rng, 1, 2), mesh))
     if kind == "embedding":  # operand [V, D...], ids [B..., 1]: rows of the table
         v, d = random_dim(rng, mesh), list(random_shape(rng, _rank(rng, 0, 2), mesh))
@@ -485,9 +514,31 @@ def hlo_gather(rng, mesh, opts):
                    "slice_sizes": [w, d]})
 
 
+def _general_scatter(rng, mesh, opts):
+    """Any valid dimension numbers: the gather sampler's, read as a scatter (its result's shape
+    is the updates' shape)."""
+    g = _general_gather(rng, mesh, opts)
+    operand, ids = g.inputs
+    a = g.attrs
+    windows = [d for d in range(len(operand.shape))
+               if d not in a["collapsed_slice_dims"] and d not in a["operand_batching_dims"]]
+    batch = [n for n in ids.shape[:-1]]
+    upd = [0] * (len(batch) + len(windows))
+    for pos, d in zip(a["offset_dims"], windows):
+        upd[pos] = a["slice_sizes"][d]
+    it = iter(batch)
+    upd = [n if i in a["offset_dims"] else next(it) for i, n in enumerate(upd)]
+    attrs = {"update_window_dims": a["offset_dims"], "inserted_window_dims": a["collapsed_slice_dims"],
+             "scatter_dims_to_operand_dims": a["start_index_map"], "input_batching_dims": a["operand_batching_dims"],
+             "scatter_indices_batching_dims": a["start_indices_batching_dims"]}
+    return Sample([operand, ids, tensor(rng, upd, mesh, opts)], attrs)
+
+
 @sampler
 def hlo_scatter(rng, mesh, opts):
-    kind = rng.choice(["embedding_grad", "along_axis"])
+    kind = rng.choice(["embedding_grad", "along_axis", "general", "general"])
+    if kind == "general":
+        return _general_scatter(rng, mesh, opts)
     batch = list(random_shape(rng, _rank(rng, 1, 2), mesh))
     if kind == "embedding_grad":  # operand [V, D], ids [B..., 1], updates [B..., D]: rows added
         v, d = random_dim(rng, mesh), random_dim(rng, mesh)
