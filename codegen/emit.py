@@ -32,8 +32,13 @@ GROUP_FROM_DIM = re.compile(r"([a-z_][a-z0-9_]*)\.shape\[(-?\d+)\]")
 REDUCE = {"sum": "kSum", "max": "kMax", "min": "kMin", "prod": "kProd", "avg": "kAvg", "any": "kAny", "all": "kAll"}
 
 
+def ident(op: str) -> str:
+    """A C++ identifier for a registry name (jax.scatter-add -> jax_scatter_add)."""
+    return re.sub(r"[^a-z0-9_]", "_", op)
+
+
 def camel(name: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+    return "".join(p[:1].upper() + p[1:] for p in ident(name).split("_"))
 
 
 def cpp_literal(value, type_: str) -> str:
@@ -219,8 +224,28 @@ def _permute(spec: OpSpec, value) -> list[str]:
     return [f'call.permute({spec.input_index(t)}, {attr}, "{attr}");' for t, attr in (value or {}).items()]
 
 
+PATTERNS = re.compile(r"([a-z_]+)\((.*)\)")
+
+
+def _patterns(spec: OpSpec, value) -> list[str]:
+    """A pattern builder (spmd_rules/pattern_builders.h) shapes the '*' / '@' patterns per call."""
+    if not value:
+        return []
+    name, args = PATTERNS.fullmatch(value.replace(" ", "")).groups()
+    args = [a for a in args.split(",") if a]
+    attrs = [a for a in args if spec.attr(a) is not None]
+    return ["PatternPlan plan;", f"{name}_patterns(plan, rule.op{''.join(', ' + a for a in args)});",
+            f'plan.apply(call, "{attrs[0] if attrs else name}");']
+
+
+def _choices(spec: OpSpec, value) -> list[str]:
+    """A str attribute that must be one of a few words (stablehlo.reduce's body): else ValueError."""
+    return [f'check_choice(rule.op, "{a}", {a}, {{{", ".join(cpp_literal(w, "str") for w in words)}}});'
+            for a, words in (value or {}).items()]
+
+
 # The attribute edits, in the order the engine receives them.
-EDITS = (("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
+EDITS = (("choices", _choices), ("patterns", _patterns), ("groups", _groups), ("transpose", _transpose), ("replicate", _replicate), ("reduce", _reduce),
          ("whole", _whole), ("unbroadcast", _unbroadcast), ("insert_dim", _insert_dim), ("permute", _permute),
          ("unsplit_if_split", _unsplit), ("replicate_after_merge", _replicate_after_merge), ("equation", _equation),
          ("like", _like), ("workspace", _workspace), ("accumulate", _accumulate))
@@ -250,12 +275,12 @@ def einsum_rules(spec: OpSpec) -> tuple[list[dict], str]:
     def rule(raw: dict, name: str) -> dict:
         return {"name": name, "notation": raw["einsum"], "options": einsum_options(replace(spec, raw=raw))}
 
-    rules, cases = [rule(spec.raw, f"{spec.op}_rule")], []
+    rules, cases = [rule(spec.raw, f"{ident(spec.op)}_rule")], []
     for cond, keys in when.variants(spec):
         own = {k: v for k, v in keys.items() if k in when.RULE_KEYS}
         if not own:
             continue
-        r = rule({**spec.raw, **own}, f"{spec.op}_rule_{len(rules)}")
+        r = rule({**spec.raw, **own}, f"{ident(spec.op)}_rule_{len(rules)}")
         same = next((x for x in rules if (x["notation"], x["options"]) == (r["notation"], r["options"])), None)
         if same is None:
             rules.append(r)
@@ -344,7 +369,7 @@ def op_context(spec: OpSpec) -> dict:
     fwd_params = ins + (outs if spec.raw.get("forward_outputs") else []) + attrs
     rev_params = ins + outs + attrs
     ctx = {
-        "op": spec.op, "file": spec.file, "kind": spec.kind, "camel": camel(spec.op),
+        "op": spec.op, "ident": ident(spec.op), "file": spec.file, "kind": spec.kind, "camel": camel(spec.op),
         "aliases": spec.aliases, "fwd_params": fwd_params, "rev_params": rev_params,
         "inputs": spec.inputs, "outputs": spec.outputs, "attrs": spec.attrs, "raw": spec.raw,
         "second": spec.second if isinstance(spec.second, str) else "grad",

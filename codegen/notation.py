@@ -45,7 +45,7 @@ def check(spec) -> Notation:
     if text.count("->") != 1:
         raise _err(where, f"'{text}' needs exactly one '->'")
     lhs, rhs = text.split("->")
-    ins = [_pattern(p, where) for p in lhs.split(",")]
+    ins = [_pattern(p, where) for p in lhs.split(",")] if lhs.strip() or spec.inputs else []  # "-> @": no inputs
     outs = [_pattern(p, where) for p in rhs.split(",")]
     if len(ins) != len(spec.inputs):
         raise _err(where, f"{len(ins)} input patterns for {len(spec.inputs)} inputs")
@@ -82,8 +82,9 @@ def _check_placeholders(spec, ins, outs) -> None:
         if any(it in ("*", "@") for it in p):
             if len(p) != 1:
                 raise _err(spec.where, f"'*' and '@' must be a whole pattern, got {' '.join(p)!r}")
-            if not spec.raw.get("equation"):
-                raise _err(spec.where, f"pattern {p[0]!r} needs 'equation' (the attribute holding the einsum equation)")
+            if not spec.raw.get("equation") and not spec.raw.get("patterns"):
+                raise _err(spec.where, f"pattern {p[0]!r} needs 'equation' (the attribute holding the einsum equation) "
+                                       "or 'patterns' (a pattern builder)")
 
 
 def _attr(spec, name: str, types: tuple, key: str):
@@ -194,6 +195,14 @@ def _check_edits(spec, n: Notation) -> None:
         _input(spec, t, "unreturned")
     if raw.get("equation"):
         _attr(spec, raw["equation"], ("str",), "equation")
+    for a in raw.get("choices") or {}:
+        _attr(spec, a, ("str",), "choices")
+    if raw.get("patterns"):  # a pattern builder's arguments: tensor inputs and attributes
+        for a in re.fullmatch(r"[a-z_]+\((.*)\)", raw["patterns"].replace(" ", "")).group(1).split(","):
+            given_output = raw.get("forward_outputs") and any(o.name == a for o in spec.outputs)
+            if a and spec.input_index(a) is None and spec.attr(a) is None and not given_output:
+                raise _err(spec.where, f"'patterns' passes '{a}', which is neither an input nor an attribute"
+                                       " (nor an output given to forward)")
     for key in ("like", "accumulate"):
         for a, b in (raw.get(key) or {}).items():
             out_name, in_name = (a, b) if key == "like" else (b, a)

@@ -165,7 +165,8 @@ def _check_when(spec: OpSpec) -> None:
         notation_mod.check(replace(spec, raw=merged))
 
 
-_DIM_TRANS_BUILDERS = {"reshape": ["int64[]"], "flatten": ["int", "int"], "squeeze": ["int64[]"], "unsqueeze": ["int64[]"]}
+_DIM_TRANS_BUILDERS = {"reshape": ["int64[]"], "flatten": ["int", "int"], "squeeze": ["int64[]"], "unsqueeze": ["int64[]"],
+                       "exact_reshape": ["int64[]"]}
 
 
 def _check_dim_trans(spec: OpSpec) -> None:

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "errors.h"
+#include "factor_table_bindings.h"
 #include "registry.h"
 
 namespace py = pybind11;
@@ -246,6 +247,22 @@ py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const
   }
 }
 
+// SpmdRule.factors: the forward arguments in, the call's factor table out (off the inference path).
+FactorTable factors(const PyRule& r, const py::args& args, const py::kwargs* kwargs) {
+  const CallSite where{&r.name, "factors"};
+  if (!r.entry->factors)
+    throw ValueError(where.str() + ": rule '" + r.name + "' is hand-written C++ (" + r.entry->spec + ") and has no factor table");
+  ArgPack pack = parse_args(where, r.entry->forward.signature, args, kwargs);
+  try {
+    return r.entry->factors(pack);
+  } catch (const ValueError& e) {  // name the rule as it was called (an alias), as call() does
+    std::string msg = e.what();
+    const std::string prefix = r.entry->name + ": ";
+    if (r.name != r.entry->name && msg.compare(0, prefix.size(), prefix) == 0) msg = r.name + ": " + msg.substr(prefix.size());
+    throw ValueError(msg);
+  }
+}
+
 // ---- TensorDistAttr helpers ----------------------------------------------------------------
 void set_partial_dims(TensorDistAttr& a, const std::vector<int64_t>& dims, const std::string& type) {
   ReduceType t;
@@ -390,6 +407,8 @@ PYBIND11_MODULE(_core, m) {
         return s + "], dist_attr=" + t.attr.to_string() + ")";
       });
 
+  bind_factor_table(m);
+
   py::class_<PyRule>(m, "SpmdRule")
       // Positional calls (Paddle's style) take the first overload and never build a kwargs dict.
       .def("infer_forward", [](const PyRule& r, const py::args& a) {
@@ -404,6 +423,8 @@ PYBIND11_MODULE(_core, m) {
       .def("infer_backward", [](const PyRule& r, const py::args& a, const py::kwargs& k) {
         return call(r, r.entry->second, "infer_backward", a, &k);
       })
+      .def("factors", [](const PyRule& r, const py::args& a) { return factors(r, a, nullptr); })
+      .def("factors", [](const PyRule& r, const py::args& a, const py::kwargs& k) { return factors(r, a, &k); })
       .def_property_readonly("name", [](const PyRule& r) { return r.name; })
       .def_property_readonly("op", [](const PyRule& r) { return r.entry->name; })
       .def_property_readonly("spec", [](const PyRule& r) { return r.entry->spec; })

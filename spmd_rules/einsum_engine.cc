@@ -231,7 +231,7 @@ const Pattern& EinsumCall::placeholder(const Pattern& p, int list_pos, bool is_i
   if (p.size() != 1 || (p[0].kind != NotationItem::kOperands && p[0].kind != NotationItem::kResult)) return p;
   if (!eq_text_) throw ValueError(rule_.op + ": " + arg_name(is_input, arg) + " takes its pattern from an equation, but none was given");
   if (p[0].kind == NotationItem::kResult) return eq_.result;
-  const std::size_t i = list_pos < 0 ? 0 : static_cast<std::size_t>(list_pos);
+  const std::size_t i = list_pos >= 0 ? static_cast<std::size_t>(list_pos) : eq_positional_ ? static_cast<std::size_t>(arg) : 0;
   if (i >= eq_.operands.size())
     throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
                      std::to_string(eq_.operands.size()) + " operands, but " + arg_name(is_input, arg) + " holds more tensors");
@@ -291,7 +291,7 @@ void EinsumCall::resolve_inputs() {
   if (eq_text_) {  // every operand of the equation is bound to one tensor
     for (std::size_t j = 0; j < in_args_.size(); ++j) {
       const Pattern& p = rule_.notation.inputs[j];
-      if (p.size() != 1 || p[0].kind != NotationItem::kOperands || !in_args_[j].bound) continue;
+      if (p.size() != 1 || p[0].kind != NotationItem::kOperands || !in_args_[j].bound || eq_positional_) continue;
       if (in_args_[j].count != eq_.operands.size())
         throw ValueError(rule_.op + ": attribute '" + eq_attr_ + "' = \"" + *eq_text_ + "\" has " +
                          std::to_string(eq_.operands.size()) + " operands, but " + arg_name(true, static_cast<int>(j)) +

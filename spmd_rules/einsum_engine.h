@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dist_meta_tensor.h"
+#include "factor_table.h"
 #include "notation.h"
 #include "spmd_info.h"
 
@@ -168,6 +169,16 @@ class EinsumCall {
   SpmdInfo forward();
   SpmdInfo reverse();
 
+  // Per-call patterns built from dimension-number attributes (pattern_builders.h): a lone input
+  // whose notation is '*' takes operand pattern number <its argument index>, '@' the result.
+  EinsumCall& patterns(const Equation& eq, const char* attr);
+  // Sizes of result-only letters (26 entries, -1 unknown), for factor_table() only.
+  EinsumCall& born_sizes(const int64_t* sizes) { born_sizes_ = sizes; return *this; }
+  // The call's factor table (Shardy's OpShardingRule): the notation resolved against the
+  // tensors and edits, no merge. For SpmdRule.factors(), never on the inference path
+  // (factor_table_builder.cc).
+  FactorTable factor_table();
+
  private:
   struct Factor {
     int64_t size = -1;
@@ -279,6 +290,8 @@ class EinsumCall {
   uint64_t meets_[kMaxFactors];    // per factor, the factors it meets (set by build_meets)
   MeshPtr mesh_;
   const std::string* eq_text_ = nullptr;  // the equation given by equation(), parsed into eq_
+  bool eq_positional_ = false;            // patterns(): lone '*' inputs take operand <argument index>
+  const int64_t* born_sizes_ = nullptr;   // born_sizes()
   const char* eq_attr_ = nullptr;
   Equation eq_;
 };

@@ -29,6 +29,23 @@ struct FactorTable {
   // Factors are named i, j, k, ... z, then z_1, z_2, ... in id order; a compound dim prints as
   // its names joined (ij); a dim with no factor (a size-1 dim) prints as [].
   std::string to_string() const;
+
+  bool operator==(const FactorTable& o) const {
+    return sizes == o.sizes && kinds == o.kinds && blocked == o.blocked && operands == o.operands && results == o.results;
+  }
+  // The same table with factors renumbered in order of first use (operands, then results; dims
+  // in order; a compound dim major to minor). Two tables that differ only in how their factors
+  // are numbered have equal canonical forms.
+  FactorTable canonical() const;
+  bool equivalent(const FactorTable& o) const { return canonical() == o.canonical(); }
+  // Adds a factor; returns its id.
+  int add(int64_t size, Kind kind = Kind::kPassThrough);
 };
+
+// Shardy's factorization of a reshape from `in` to `out` (equal element counts): dims that
+// agree from the major end share factors (their gcd), size-1 dims get their own factors, and
+// once the two sides diverge each gets its own factors until their products meet again; a dim
+// made of several factors is a compound dim. (factor_table.cc)
+FactorTable reshape_factor_table(const std::string& op, const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 }  // namespace spmd

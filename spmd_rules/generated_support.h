@@ -1,6 +1,7 @@
 // What generated rule code uses: the engines, the registry, and small helpers that turn
 // attributes into engine arguments with checked values.
 #pragma once
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "dim_trans_builders.h"
 #include "einsum_engine.h"
 #include "errors.h"
+#include "exact_reshape.h"
+#include "pattern_builders.h"
 #include "registry.h"
 
 namespace spmd {
@@ -75,6 +78,17 @@ inline const std::vector<int64_t>& every_dim() {
 }
 
 // An optional tensor not given: None from Python, or Paddle's empty spec (shape [], mapping []).
+// A str attribute limited to a few words (YAML `choices:`).
+inline void check_choice(const std::string& op, const char* attr, const std::string& value,
+                         std::initializer_list<const char*> words) {
+  std::string list;
+  for (const char* w : words) {
+    if (value == w) return;
+    list += (list.empty() ? "" : ", ") + std::string(w);
+  }
+  throw ValueError(op + ": attribute '" + attr + "' = \"" + value + "\" is not one of " + list);
+}
+
 inline bool is_absent(const DistMetaTensor& t) { return t.absent() || (t.rank() == 0 && t.attr.rank() == 0); }
 
 // The size of `t`'s dim that an axis attribute names (negative counts from the end): unbind's

@@ -52,7 +52,7 @@ Notation Notation::parse(const std::string& op, const std::string& text) {
   std::size_t arrow = text.find("->");
   if (arrow == std::string::npos) throw ValueError(op + ": notation \"" + text + "\" has no '->'");
   Notation n;
-  n.inputs = parse_list(op, text, 0, arrow);
+  if (text.find_first_not_of(' ') != arrow) n.inputs = parse_list(op, text, 0, arrow);  // "-> ...": no inputs
   n.outputs = parse_list(op, text, arrow + 2, text.size());
   return n;
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "factor_table.h"
 #include "rule_args.h"
 #include "spmd_info.h"
 
@@ -30,6 +31,8 @@ struct RuleEntry {
   std::string grad_rule;   // for grad second functions: the entry whose forward computes the grads
   std::vector<std::string> aliases;
   bool handwritten = false;
+  // The factor table of a forward call (same arguments); null for hand-written rules.
+  FactorTable (*factors)(const ArgPack&) = nullptr;
 };
 
 class Registry {

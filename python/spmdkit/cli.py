@@ -2,6 +2,7 @@
 
     spmdkit infer matmul --mesh 2x2 '[64,32]{1,0}' '[32,48]{0,-1}' False False
     spmdkit infer matmul --backward '[64,32]' '[32,48]' '[64,48]{1,0}' False False
+    spmdkit factors jax.dot_general '[8,32]' '[32,16]' '[1]' '[0]'   (the call's factor table)
     spmdkit list
     spmdkit verify matmul          (see `spmdkit verify --help`)
 
@@ -117,6 +118,17 @@ def cmd_infer(args) -> int:
     return 0
 
 
+def cmd_factors(args) -> int:
+    """The factor table of a forward call (Shardy's OpShardingRule), as Shardy prints it."""
+    _pull_options(args)
+    mesh = parse_mesh(args.mesh)
+    rule = core.get_phi_spmd_rule(args.op)
+    params = rule.forward_params
+    values = [parse_value(a, params[i][1] if i < len(params) else "", mesh) for i, a in enumerate(args.args)]
+    print(rule.factors(*values))
+    return 0
+
+
 def cmd_list(args) -> int:
     for e in core.rule_entries():
         names = ", ".join([e["name"], *e["aliases"]])
@@ -142,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backward", action="store_true", help="call the second function (reverse or grad rule)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="tensors and attributes, in the rule's order")
     p.set_defaults(fn=cmd_infer)
+    p = sub.add_parser("factors", help="print the factor table of one forward call")
+    p.add_argument("op")
+    p.add_argument("--mesh", default="2x2", help="mesh shape (the table does not depend on it)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="tensors and attributes, in the rule's order")
+    p.set_defaults(fn=cmd_factors)
     p = sub.add_parser("list", help="list the registered rules")
     p.set_defaults(fn=cmd_list)
     sub.add_parser("verify", help="execute rules on simulated ranks (spmdkit verify --help)")

@@ -1,0 +1,64 @@
+// Pattern builders: per-call einsum patterns for ops whose dims are related by dimension-number
+// attributes (StableHLO's dot_general, broadcast_in_dim, gather, scatter, slices and pads).
+// A YAML entry names one with `patterns: NAME(args)` and the notation `*` for each tensor
+// argument the builder shapes (`@` for the result). The builder reads only shapes and attributes,
+// and says which letters are never split (`whole`) and which dims of the first input the op
+// resizes (`resized`: whole, and free to differ in size, as slice's). docs/spec_language.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist_meta_tensor.h"
+#include "einsum_engine.h"
+
+namespace spmd {
+
+struct PatternPlan {
+  Equation eq;                      // operand patterns by input argument, and the result's
+  int64_t born[26];                 // sizes of result-only letters (for the factor table)
+  uint32_t whole = 0;               // a bit per letter a-z: never split
+  std::vector<int64_t> resized;     // dims of input 0 the op resizes
+  PatternPlan() { for (int64_t& b : born) b = -1; }
+  void apply(EinsumCall& call, const char* attr) const;
+};
+
+void dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs,
+                          const std::vector<int64_t>& lhs_contracting, const std::vector<int64_t>& rhs_contracting,
+                          const std::vector<int64_t>& lhs_batching, const std::vector<int64_t>& rhs_batching);
+// numpy dot of 1-D / 2-D operands (stablehlo.dot)
+void dot_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs);
+void broadcast_in_dim_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                               const std::vector<int64_t>& shape, const std::vector<int64_t>& broadcast_dimensions);
+void gather_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand, const DistMetaTensor& indices,
+                     const std::vector<int64_t>& offset_dims, const std::vector<int64_t>& collapsed_slice_dims,
+                     const std::vector<int64_t>& start_index_map, const std::vector<int64_t>& slice_sizes,
+                     const std::vector<int64_t>& operand_batching_dims,
+                     const std::vector<int64_t>& start_indices_batching_dims, int64_t index_vector_dim);
+void scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand, const DistMetaTensor& indices,
+                      const DistMetaTensor& updates, const std::vector<int64_t>& update_window_dims,
+                      const std::vector<int64_t>& inserted_window_dims,
+                      const std::vector<int64_t>& scatter_dims_to_operand_dims,
+                      const std::vector<int64_t>& input_batching_dims,
+                      const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim);
+void dynamic_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                            const std::vector<int64_t>& slice_sizes);
+void dynamic_update_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                   const DistMetaTensor& update);
+void slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                    const std::vector<int64_t>& start_indices, const std::vector<int64_t>& limit_indices,
+                    const std::vector<int64_t>& strides);
+void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                  const std::vector<int64_t>& edge_padding_low, const std::vector<int64_t>& edge_padding_high,
+                  const std::vector<int64_t>& interior_padding);
+// jax.pad: padding_config flattened as (low, high, interior) per dim
+void padding_config_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                             const std::vector<int64_t>& padding_config);
+// iota: no input; the result (given to forward) has `shape`, counting along `dimension`.
+void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
+                   int64_t dimension);
+
+// A tensor the op creates from nothing (stablehlo.constant): the result (given to forward) has `shape`.
+void created_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape);
+
+}  // namespace spmd
