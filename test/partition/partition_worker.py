@@ -90,7 +90,7 @@ def timed_steps(fn, args, unpack):
     return outs, float(np.median(times[1:]))
 
 
-def run_case(model, mesh_key):
+def run_case(model, mesh_key, strategy="complete"):
     shape, names = MESHES[mesh_key]
     jmesh = jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(names))
     params, (a, b), loss_fn, lr = model_setup(model)
@@ -107,6 +107,9 @@ def run_case(model, mesh_key):
                          arg_shardings=({k: named(pspecs[k]) for k in keys}, named(batch_spec), named(batch_spec)))
     main = program.main
     main.result_shardings = [v.sharding for v in main.args[:n]] + [None] + [v.sharding for v in main.args[:n]]
+    if strategy == "propagate":  # whole-program propagation first; completion fills what it left
+        from spmdkit.propagation.from_ir import propagate_program
+        propagate_program(program)
     complete_forward(program)
     parted = partition(program)
     plan_s = time.perf_counter() - t0
@@ -134,7 +137,7 @@ def run_case(model, mesh_key):
         diffs["params"] = max(diffs["params"], max_diff(new_params, [r[0][k] for k in keys]))
         diffs["xla_auto_vs_ref"] = max(diffs["xla_auto_vs_ref"], abs(float(x[1]) - float(r[1])))
     summary = parted.summary()
-    return {"case": f"{model}-{mesh_key}", "diffs": diffs, "losses": [float(r[1]) for r in ref_outs],
+    return {"case": f"{model}-{mesh_key}" + ("" if strategy == "complete" else f"@{strategy}"), "diffs": diffs, "losses": [float(r[1]) for r in ref_outs],
             "plan_counts": summary.collectives, "plan_bytes": summary.bytes_per_device,
             "plan_cost_us": summary.cost_us, "reshards": summary.reshards,
             "hlo_counts": tensor_collectives(hlo), "hlo_instructions": count_collectives(hlo), "hlo_bytes": collective_bytes(hlo),
@@ -170,5 +173,6 @@ if __name__ == "__main__":
         if case == "iota-2x2":
             print(json.dumps(run_iota_case()), flush=True)
             continue
-        model, mesh_key = case.split("-")
-        print(json.dumps(run_case(model, mesh_key)), flush=True)
+        name, _, strategy = case.partition("@")   # "gpt-2x2@propagate": shardings from the propagation engine
+        model, mesh_key = name.split("-")
+        print(json.dumps(run_case(model, mesh_key, strategy or "complete")), flush=True)

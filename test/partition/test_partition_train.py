@@ -16,8 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from spmdkit import _core
+
 HERE = Path(__file__).parent
 CASES = ["mlp-2x2", "gpt-2x2", "mlp-2x2x2", "gpt-2x2x2"]
+# the same steps with shardings from the whole-program propagation engine (then completion for
+# what it leaves): the partitioner does not care who annotated the values
+HAS_PROPAGATION = hasattr(_core, "PropagationGraph")
+PROPAGATED = ["mlp-2x2x2@propagate", "gpt-2x2x2@propagate"]
 TOL = 1e-5
 
 
@@ -26,7 +32,8 @@ def results():
     env = dict(os.environ)
     root = HERE.parent.parent
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "python"), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES, "iota-2x2"], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES, "iota-2x2",
+                           *(PROPAGATED if HAS_PROPAGATION else [])], env=env, capture_output=True,
                           text=True, timeout=900)
     if proc.returncode != 0:
         pytest.fail(f"worker failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
@@ -71,3 +78,12 @@ def test_split_iota_runs_locally_with_offsets(results):
     assert row["iota_layouts"] == ['[{"x"}]', '[{"y"}]']
     assert sum(row["plan_counts"].values()) == 0
     assert row["max_diff"] == 0.0
+
+
+@pytest.mark.skipif(not HAS_PROPAGATION, reason="this build has no propagation engine")
+@pytest.mark.parametrize("case", PROPAGATED)
+def test_shardings_from_the_propagation_engine(results, case):
+    row = results[case]
+    assert max(row["diffs"][k] for k in ("loss", "grads", "params")) <= TOL, row["diffs"]
+    assert row["hlo_counts"] == row["plan_counts"]
+    assert row["plan_bytes"] <= row["xla_bytes"]
