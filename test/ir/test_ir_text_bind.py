@@ -74,7 +74,7 @@ def test_values_kept_in_types_and_regions(program):
     assert decode_attributes(by_name(program, "stablehlo.broadcast_in_dim")) == {
         "broadcast_dimensions": [0, 1], "shape": [2, 8, 5]}
     assert decode_attributes(by_name(program, "stablehlo.reshape")) == {"shape": [16, 16]}
-    assert decode_attributes(by_name(program, "stablehlo.iota")) == {"iota_dimension": 1, "shape": [3, 7]}
+    assert decode_attributes(by_name(program, "stablehlo.iota")) == {"dimension": 1, "shape": [3, 7]}
     assert decode_attributes(by_name(program, "stablehlo.convert")) == {"new_dtype": "bf16"}
     assert decode_attributes(by_name(program, "stablehlo.concatenate")) == {"dimension": 1}
     assert decode_attributes(by_name(program, "stablehlo.transpose")) == {"permutation": [2, 0, 1]}

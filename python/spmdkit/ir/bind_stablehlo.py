@@ -22,7 +22,8 @@ from .mlir_context import ir, shared_context, stablehlo
 # reduce's region as the rule names it: the one op its body applies
 REDUCTIONS = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min",
               "stablehlo.multiply": "prod", "stablehlo.and": "and", "stablehlo.or": "or"}
-_RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape"}
+_RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape",
+                     "stablehlo.constant": "shape"}
 
 
 def bind(op: Op) -> RuleCall:
@@ -100,6 +101,8 @@ def decode_attributes(op: Op) -> dict[str, Any]:
         attrs["new_dtype"] = op.results[0].type.dtype
     if name == "stablehlo.reduce":
         attrs["body"] = reduction_name(op)
+    if name == "stablehlo.iota" and "iota_dimension" in attrs:  # the rule contract calls it `dimension`
+        attrs["dimension"] = attrs.pop("iota_dimension")
     with shared_context():
         if name == "stablehlo.dot_general":
             d = stablehlo.DotDimensionNumbers(_attr(op, "dot_dimension_numbers"))
