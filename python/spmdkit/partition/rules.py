@@ -7,7 +7,7 @@ constant is whole on every device, an iota is computed in its annotated layout (
 """
 from __future__ import annotations
 
-from ..ir import RuleBindingError
+from ..ir import Op, RuleBindingError
 from ..ir.bind_jax import bind
 from .errors import PartitionError
 from .layouts import ProgramMesh, from_dist_attr, to_spec
@@ -40,13 +40,12 @@ def _bound(op):
     if not _has_rule(name):
         raise PartitionError("no sharding rule in the registry for this op", op=op.name)
     original = op.name
+    # bind reads the rule by the op's name: an aliased op binds through a view under the rule's name
+    view = op if name == original else Op(name, list(op.operands), list(op.results), dict(op.attrs))
     try:
-        op.name = name  # bind reads the rule by the op's name; restored below
-        call = bind(op)
+        call = bind(view)
     except RuleBindingError as e:
         raise PartitionError(e.reason, op=original) from None
-    finally:
-        op.name = original
     flat = [v for item in call.inputs if item is not None for v in (item if isinstance(item, list) else [item])]
     if [id(v) for v in flat] != [id(v) for v in op.operands]:
         raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
