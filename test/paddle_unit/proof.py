@@ -1,0 +1,48 @@
+"""Execution proof of a documented difference: the op's reference kernel runs on simulated
+ranks (spmdkit.verify) with the layouts a rule answered; a right answer reproduces the global
+result, a wrong one does not."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from spmdkit.verify import Placement, TensorArg, load_specs
+from spmdkit.verify.simulate import BadCase, Execution, verify_placements
+from spmdkit.verify.specs import resolve
+
+from .notation import _LAYOUT, _TENSOR, Case, _ints, is_tensor_list, is_tensor_text
+
+
+@lru_cache(maxsize=1)
+def _specs():
+    return load_specs()
+
+
+def _placement(layout: str) -> Placement:
+    mapping, partial = _LAYOUT.match(layout.replace(" ", "")).groups()
+    return Placement.make(_ints(mapping), {d: "sum" for d in _ints(partial or "")})
+
+
+def _tensor(text: str) -> TensorArg:
+    _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "")).groups()
+    shape = _ints(shape)
+    return TensorArg(tuple(shape), Placement.replicated(len(shape)))
+
+
+def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None:
+    """None when executing the op with layouts `ins` -> `outs` is right, else why not."""
+    spec = resolve(case.op, _specs())
+    if case.fn == "bwd" and spec.second == "grad":  # the second function is the grad's rule
+        spec = resolve(spec.grad_op, _specs())
+    n = len(spec.inputs)
+    tensors = [a for a in case.args if is_tensor_text(a) or is_tensor_list(a)]
+    inputs = [_tensor(a) if isinstance(a, str) else [_tensor(t) for t in a] for a in tensors[:n]]
+    attrs = case.args[len(tensors):]
+    try:
+        ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
+    except BadCase as e:
+        return str(e)
+    in_p = [_placement(p) if isinstance(p, str) else [_placement(q) for q in p] for p in ins[:n]]
+    verdict = verify_placements(ex, in_p, [_placement(p) for p in outs])
+    return None if verdict.ok else verdict.reason
