@@ -43,6 +43,11 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
         ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
     except BadCase as e:
         return str(e)
+    if spec.forward_outputs and len(tensors) > n:  # generic rules: the call gives the outputs
+        given = [tuple(_tensor(t).shape) for t in tensors[n]]
+        made = [tuple(np.shape(o)) for o in ex.dense[:len(given)]]
+        if given != made:
+            return f"the kernel rejects the global inputs: its outputs have shapes {made}, the call gives {given}"
     in_p = [_placement(p) if isinstance(p, str) else [_placement(q) for q in p] for p in ins[:n]]
     verdict = verify_placements(ex, in_p, [_placement(p) for p in outs])
     return None if verdict.ok else verdict.reason
