@@ -2,6 +2,7 @@
 from .notation import Case
 
 AMIN = "test_argmin_rule"
+AMAX = "test_argmax_rule"
 X = "[64,32,48]"
 
 
@@ -13,7 +14,7 @@ def _arg(file, op, fn, x, axis, keepdims, flatten, ins, outs, out=None, **kw):
 ZERO_D = "flatten without keepdims gives a 0-D index: Paddle's rule gives it a rank-1 mapping"
 
 
-CASES = [
+ARG_CASES = [
     _arg(AMIN, "argmin", "fwd", f"{X}{{0,1,-1}}", 1, False, False, ["{0,-1,-1}"], ["{0,-1}"]),
     _arg(AMIN, "argmin", "fwd", f"{X}{{0,1,-1}}", -1, False, False, ["{0,1,-1}"], ["{0,1}"]),
     _arg(AMIN, "argmin", "fwd", f"{X}{{0,1,-1}}", -1, True, False, ["{0,1,-1}"], ["{0,1,-1}"]),
@@ -23,3 +24,7 @@ CASES = [
     _arg(AMIN, "argmin", "bwd", f"{X}{{-1,-1,-1}}", -1, False, False, ["{0,1,-1}"], ["{0,1}"], out="copy:[64,32]{0,1}"),
     _arg(AMIN, "argmin", "bwd", f"{X}{{-1,-1,-1}}", -1, True, True, ["{-1,-1,-1}"], ["{-1,-1,-1}"], out="copy:[1,1,1]{0,1,-1}"),
 ]
+
+# argmax's test is argmin's with the other op
+CASES = ARG_CASES + [Case(AMAX, "argmax", c.fn, c.mesh, c.args, ins=c.ins, outs=c.outs, differs=c.differs, ours=c.ours)
+                     for c in ARG_CASES]

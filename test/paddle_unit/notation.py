@@ -57,6 +57,10 @@ class Case:
         return f"{self.file}:{self.op}.{self.fn}"
 
 
+class DType(str):
+    """A dtype attribute: passed to Paddle as its dtype object (paddle.int64), to spmdkit as is."""
+
+
 def is_tensor_text(arg) -> bool:
     return isinstance(arg, str) and _TENSOR.match(arg.replace(" ", "")) is not None
 
@@ -68,8 +72,9 @@ def is_tensor_list(arg) -> bool:
 class Api:
     """Builds specs and reads results through one implementation of Paddle's rule API."""
 
-    def __init__(self, core, ProcessMesh, TensorDistAttr, DistTensorSpec):
+    def __init__(self, core, ProcessMesh, TensorDistAttr, DistTensorSpec, dtype=str):
         self.core, self.ProcessMesh, self.TensorDistAttr, self.DistTensorSpec = core, ProcessMesh, TensorDistAttr, DistTensorSpec
+        self.dtype = dtype
 
     def mesh(self, shape):
         return self.ProcessMesh(np.arange(int(np.prod(shape))).reshape(shape).tolist())
@@ -86,17 +91,20 @@ class Api:
             if partial is not None:
                 raise ValueError(f"{text}: a copied spec cannot be partial here")
             return spec
-        if mapping is not None:
-            attr.dims_mapping = _ints(mapping)
-        if partial:
+        if partial:  # before the mapping, as Paddle's tests do (a split mesh dim may be partial too)
             attr._set_partial_dims(_ints(partial))
-        return self.DistTensorSpec(shape, attr)
+        spec = self.DistTensorSpec(shape, attr)
+        if mapping is not None:
+            spec.set_dims_mapping(_ints(mapping))
+        return spec
 
     def arg(self, a, mesh):
         if is_tensor_text(a):
             return self.tensor(a, mesh)
         if is_tensor_list(a):
             return [self.tensor(t, mesh) for t in a]
+        if isinstance(a, DType):
+            return self.dtype(a)
         return a
 
     def call(self, case: Case):

@@ -38,7 +38,8 @@ def paddle_api():
     from paddle.distributed import ProcessMesh as PMesh
     from paddle.distributed.auto_parallel.static.dist_attribute import DistTensorSpec as PSpec, TensorDistAttr as PAttr
     from paddle.framework import core as pcore
-    return Api(pcore, PMesh, PAttr, PSpec)
+    import paddle
+    return Api(pcore, PMesh, PAttr, PSpec, dtype=lambda name: getattr(paddle, name))
 
 
 @pytest.mark.parametrize("case", list(_params(CASES)))
