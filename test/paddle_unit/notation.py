@@ -48,6 +48,7 @@ class Case:
     # one the kernel refuses); `ours` is spmdkit's answer, (ins, outs) or "raises".
     differs: str | None = None
     ours: tuple | str | None = None
+    bad_input: str | None = None  # the given tensor whose layout is invalid (spmdkit refuses it)
     kernel_refuses: bool = False  # the op's kernel refuses the test's shapes and attributes, so
                                   # no answer can be executed (Paddle answers an invalid call)
     kwargs: dict = field(default_factory=dict)

@@ -51,3 +51,11 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     in_p = [_placement(p) if isinstance(p, str) else [_placement(q) for q in p] for p in ins[:n]]
     verdict = verify_placements(ex, in_p, [_placement(p) for p in outs])
     return None if verdict.ok else verdict.reason
+
+
+def layout_problem(case: Case, text: str) -> str | None:
+    """Why a given tensor's layout is invalid on the case's mesh (None: it is valid)."""
+    from spmdkit.verify.placement import problem
+    _, shape, mapping, partial = _TENSOR.match(text.replace(" ", "")).groups()
+    return problem(_placement("{" + (mapping or "") + "}" + (f"p{{{partial}}}" if partial else "")), len(_ints(shape)),
+                   case.mesh)

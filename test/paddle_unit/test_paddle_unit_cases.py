@@ -11,7 +11,7 @@ import pytest
 from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
 
 from .notation import Api, check
-from .proof import execution_verdict
+from .proof import execution_verdict, layout_problem
 
 MODULES = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("cases_"))
 CASES = [c for m in MODULES for c in importlib.import_module(f"{__package__}.{m}").CASES]
@@ -76,6 +76,9 @@ DIFFERENCES = [c for c in CASES if c.differs]
 def test_documented_difference_is_proven_by_execution(case):
     """spmdkit's answer runs right on the simulated ranks and the Paddle test's does not; where
     spmdkit refuses the call, the op's kernel refuses its global inputs too."""
+    if case.bad_input:
+        assert layout_problem(case, case.bad_input) is not None
+        return
     if case.ours == "raises" or case.kernel_refuses:
         why = execution_verdict(case, [], [])
         assert why and "kernel rejects the global inputs" in why, why
