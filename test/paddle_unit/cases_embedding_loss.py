@@ -34,3 +34,56 @@ CASES += [
          [f"{LOGIT}{{0,-1,1}}", f"{LABEL}{{0,-1,-1}}", f"{LABEL}{{0,-1,-1}}", -1, 0, 0, 2],
          ins=["{0,-1,1}", "{0,-1,-1}", "{0,-1,-1}"], outs=["{0,-1,1}", "{0,-1,-1}"]),
 ]
+
+CE = "test_cross_entropy_with_softmax_rule"
+XCE, LCE = "[8,1024,50304]", "[8,1024,1]"
+
+
+def _ce_fwd(x, label, soft, use_softmax, axis, ins=None, outs=None, **kw):
+    return Case(CE, "cross_entropy_with_softmax", "fwd", (2, 4),
+                [f"{XCE}{{{x}}}", f"{LCE}{{{label}}}", soft, use_softmax, True, -1, axis], ins=ins, outs=outs, **kw)
+
+
+def _ce_bwd(softmax, loss, soft, axis, ins, outs, **kw):
+    # x and label come from setUp without a mapping; softmax and loss are copies of them
+    return Case(CE, "cross_entropy_with_softmax", "bwd", (2, 4),
+                [XCE, LCE, f"copy:{XCE}{{{softmax}}}", f"copy:{LCE}{{{loss}}}", soft, True, True, -1, axis],
+                ins=ins, outs=outs, **kw)
+
+
+# The class axis split (Paddle's "MP" cases): each rank's softmax would normalize over its own
+# block of the vocabulary. Proven on stand-ins of the same layout ([8, 4, 6], [8, 4, 1]).
+CLASS_SPLIT = "a split softmax axis: each rank normalizes over its block of classes only"
+# axis=1 with a label whose dim 1 is not 1, or a soft label of another shape than x: the kernel
+# refuses the call (Paddle answers it, or raises where it finds the normalized axis split).
+LABEL_SHAPE = "the label's shape does not fit axis / soft_label: the kernel refuses the call"
+SMALL = {"[8,1024,50304]": "[8,4,6]", "[8,1024,1]": "[8,4,1]"}
+R4 = ["{1,-1,-1}", "{1,-1,-1}"]
+
+CASES += [
+    _ce_fwd("1,-1,-1", "-1,0,-1", False, True, -1, ["{1,0,-1}", "{1,0,-1}"], ["{1,0,-1}", "{1,0,-1}"]),
+    _ce_fwd("-1,-1,0", "-1,-1,-1", False, True, -1, ["{-1,-1,0}", "{-1,-1,-1}"], ["{-1,-1,0}", "{-1,-1,-1}"],
+            differs=CLASS_SPLIT, ours=(["{-1,-1,-1}"] * 2, ["{-1,-1,-1}"] * 2), proof_shapes=SMALL),
+    _ce_fwd("-1,-1,0", "1,-1,-1", False, True, -1, ["{1,-1,0}", "{1,-1,-1}"], ["{1,-1,0}", "{1,-1,-1}"],
+            differs=CLASS_SPLIT, ours=(R4, R4), proof_shapes=SMALL),
+    _ce_fwd("-1,-1,0", "1,-1,-1", True, True, -1, raises=True,           # soft label, split class axis
+            differs=LABEL_SHAPE, ours=(R4, R4), kernel_refuses=True, proof_shapes=SMALL),
+    _ce_fwd("1,-1,0", "-1,-1,-1", False, True, 1, ["{1,-1,0}", "{1,-1,0}"], ["{1,-1,0}", "{1,-1,0}"],
+            differs=LABEL_SHAPE, ours=(["{1,-1,0}", "{1,-1,-1}"], ["{1,-1,0}", "{1,-1,0}"]), kernel_refuses=True,
+            proof_shapes=SMALL),
+    _ce_fwd("-1,0,-1", "1,-1,-1", False, True, 1, raises=True,           # split normalized axis
+            differs=LABEL_SHAPE, ours=(R4, R4), kernel_refuses=True, proof_shapes=SMALL),
+    _ce_fwd("1,-1,0", "-1,-1,-1", False, False, 1, ["{1,-1,0}", "{1,-1,0}"], ["{}", "{1,-1,0}"],
+            differs=LABEL_SHAPE, ours=(["{1,-1,0}", "{1,-1,-1}"], ["{1,-1,0}", "{1,-1,0}"]), kernel_refuses=True,
+            proof_shapes=SMALL),
+    _ce_bwd("1,0,-1", "1,0,-1", False, -1, ["{1,0,-1}", "{1,0,-1}"], ["{1,0,-1}", "{1,0,-1}"]),
+    _ce_bwd("-1,-1,0", "-1,-1,-1", False, -1, ["{-1,-1,0}", "{-1,-1,-1}"], ["{-1,-1,0}", "{-1,-1,-1}"],
+            differs=CLASS_SPLIT, ours=(["{-1,-1,-1}"] * 2, ["{-1,-1,-1}"] * 2), proof_shapes=SMALL),
+    _ce_bwd("-1,-1,0", "1,-1,-1", False, -1, ["{1,-1,0}", "{1,-1,-1}"], ["{1,-1,0}", "{1,-1,-1}"],
+            differs=CLASS_SPLIT, ours=(R4, R4), proof_shapes=SMALL),
+    _ce_bwd("1,-1,0", "1,-1,-1", True, 1, ["{1,-1,0}", "{1,-1,0}"], ["{1,-1,0}", "{1,-1,0}"],
+            differs=LABEL_SHAPE, ours=(["{1,-1,0}", "{1,-1,-1}"], ["{1,-1,0}", "{1,-1,-1}"]), kernel_refuses=True,
+            proof_shapes=SMALL),
+    _ce_bwd("1,0,-1", "1,-1,-1", True, 1, ["{1,-1,-1}", "{1,-1,-1}"], ["{1,-1,-1}", "{1,-1,-1}"]),
+    _ce_bwd("1,-1,-1", "1,-1,0", True, -1, ["{1,-1,-1}", "{1,-1,-1}"], ["{1,-1,-1}", "{1,-1,-1}"]),
+]

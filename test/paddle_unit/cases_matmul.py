@@ -37,3 +37,49 @@ CASES = FGE_BIAS_ANY + [
     _fge(f"{X4}{{-1,-1,0,1}}", f"{Y}{{1,0}}", f"{B}{{-1}}", True, True, ["{-1,-1,-1,-1}", "{-1,-1}", "{-1}"], "{-1,-1,-1,-1}p{}",
          paddle=OLD_RULE, **K_MISMATCH),
 ]
+
+EIN = "test_einsum_rule"
+ENGINE = dict(xfail="fixed on branch paddle-engine")
+TWICE = dict(differs="x's mapping uses mesh dim 0 twice", ours="raises", bad_input="[4,2,4]{0,1,0}")
+
+
+def _einsum(eq, shapes, maps, og, fwd_ins, fwd_out, grads, out_shape, **kw):
+    xs = [f"[{','.join(map(str, s))}]{{{m}}}" for s, m in zip(shapes, maps)]
+    fwd = Case(EIN, "einsum", "fwd", (2, 2), [xs, eq], ins=[fwd_ins], outs=[fwd_out], **kw.get("fwd", {}))
+    og_t = f"[{','.join(map(str, out_shape))}]{{{og}}}"
+    bwd = Case(EIN, "einsum", "bwd", (2, 2), [xs, xs, og_t, eq],   # (x, inner_cache, out_grad, equation)
+               ins=[[m.split("p")[0] for m in grads], "{" + og + "}"], outs=[grads], **kw.get("bwd", {}))
+    return [fwd, bwd]
+
+
+BMM, BMM_S = "ijk,ikl->ijl", [[2, 4, 2], [2, 2, 4]]
+CASES += (
+    _einsum(BMM, BMM_S, ["0,-1,-1", "0,-1,-1"], "0,-1,-1", ["{0,-1,-1}", "{0,-1,-1}"], "{0,-1,-1}p{}",
+            ["{0,-1,-1}p{}", "{0,-1,-1}p{}"], [2, 4, 4])
+    + _einsum(BMM, BMM_S, ["-1,0,-1", "-1,-1,-1"], "-1,0,-1", ["{-1,0,-1}", "{-1,-1,-1}"], "{-1,0,-1}p{}",
+              ["{-1,0,-1}p{}", "{-1,-1,-1}p{0}"], [2, 4, 4])
+    + _einsum(BMM, BMM_S, ["-1,-1,1", "-1,1,-1"], "-1,-1,-1", ["{-1,-1,1}", "{-1,1,-1}"], "{-1,-1,-1}p{1}",
+              ["{-1,-1,1}p{}", "{-1,1,-1}p{}"], [2, 4, 4])
+    + _einsum(BMM, BMM_S, ["-1,-1,-1", "-1,-1,1"], "-1,-1,1", ["{-1,-1,-1}", "{-1,-1,1}"], "{-1,-1,1}p{}",
+              ["{-1,-1,-1}p{1}", "{-1,-1,1}p{}"], [2, 4, 4])
+    + _einsum("ij->", [[2, 4]], ["-1,0"], "", ["{-1,0}"], "{}p{0}", ["{-1,0}p{}"], [])
+    + _einsum("ij->i", [[2, 4]], ["1,0"], "1", ["{1,0}"], "{1}p{0}", ["{1,0}p{}"], [2])
+    + _einsum("ij->ji", [[2, 4]], ["-1,0"], "0,-1", ["{-1,0}"], "{0,-1}p{}", ["{-1,0}p{}"], [4, 2])
+    + _einsum("ij->ii", [[2, 4]], ["0,1"], "-1,-1", ["{-1,1}"], "{-1,-1}p{1}", ["{-1,1}p{}"], [2, 2],
+              fwd=ENGINE, bwd=ENGINE)
+    # x's mapping [0, 1, 0] uses mesh dim 0 twice: spmdkit refuses the layout
+    + _einsum("iji->i", [[4, 2, 4]], ["0,1,0"], "-1", ["{-1,1,-1}"], "{-1}p{1}", ["{-1,1,-1}p{}"], [4],
+              fwd=TWICE, bwd=TWICE)
+    + _einsum("ij,ij->i", [[4, 2], [4, 2]], ["0,1", "0,1"], "0", ["{0,1}", "{0,1}"], "{0}p{1}",
+              ["{0,1}p{}", "{0,1}p{}"], [4])
+    + _einsum("ij,ij->ij", [[4, 2], [4, 2]], ["0,1", "0,1"], "0,1", ["{0,1}", "{0,1}"], "{0,1}p{}",
+              ["{0,1}p{}", "{0,1}p{}"], [4, 2])
+    + _einsum("ij,kn->ijkn", [[4, 2], [4, 2]], ["-1,0", "1,-1"], "-1,0,-1,-1", ["{-1,0}", "{-1,-1}"], "{-1,0,-1,-1}p{}",
+              ["{-1,0}p{}", "{-1,-1}p{0}"], [4, 2, 4, 2])
+    + _einsum("ij,kn->ijkn", [[4, 2], [4, 2]], ["-1,-1", "1,-1"], "-1,-1,1,-1", ["{-1,-1}", "{1,-1}"], "{-1,-1,1,-1}p{}",
+              ["{-1,-1}p{1}", "{1,-1}p{}"], [4, 2, 4, 2])
+    # 'n...jk,...kl->...jl' as the Python API parses it: y's size-1 b broadcasts against x's 2
+    + _einsum("nbjk,bkl->bjl", [[8, 2, 4, 2], [1, 2, 4]], ["0,-1,-1,1", "-1,1,-1"], "-1,-1,-1",
+              ["{0,-1,-1,1}", "{-1,1,-1}"], "{-1,-1,-1}p{0,1}", ["{0,-1,-1,1}p{}", "{-1,1,-1}p{0}"], [2, 4, 4],
+              fwd=ENGINE, bwd=ENGINE)
+)

@@ -24,8 +24,10 @@ def _placement(layout: str) -> Placement:
     return Placement.make(_ints(mapping), {d: "sum" for d in _ints(partial or "")})
 
 
-def _tensor(text: str) -> TensorArg:
-    _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "")).groups()
+def _tensor(text: str, stand_ins: dict | None = None) -> TensorArg:
+    for big, small in (stand_ins or {}).items():
+        text = text.replace(big, small)
+    _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "").removeprefix("copy:")).groups()
     shape = _ints(shape)
     return TensorArg(tuple(shape), Placement.replicated(len(shape)))
 
@@ -37,14 +39,15 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
         spec = resolve(spec.grad_op, _specs())
     n = len(spec.inputs)
     tensors = [a for a in case.args if is_tensor_text(a) or is_tensor_list(a)]
-    inputs = [_tensor(a) if isinstance(a, str) else [_tensor(t) for t in a] for a in tensors[:n]]
+    inputs = [_tensor(a, case.proof_shapes) if isinstance(a, str) else [_tensor(t, case.proof_shapes) for t in a]
+              for a in tensors[:n]]
     attrs = case.args[len(tensors):]
     try:
         ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
     except BadCase as e:
         return str(e)
     if spec.forward_outputs and len(tensors) > n:  # generic rules: the call gives the outputs
-        given = [tuple(_tensor(t).shape) for t in tensors[n]]
+        given = [tuple(_tensor(t, case.proof_shapes).shape) for t in tensors[n]]
         made = [tuple(np.shape(o)) for o in ex.dense[:len(given)]]
         if given != made:
             return f"the kernel rejects the global inputs: its outputs have shapes {made}, the call gives {given}"
