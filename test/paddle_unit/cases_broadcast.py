@@ -1,5 +1,5 @@
 """Paddle's expand, add_n and cumulative-op rule tests as cases (see notation.py)."""
-from .notation import Case, DType
+from .notation import EMPTY, Case, DType
 
 EXP = "test_expand_rule"
 ADDN = "test_add_n_rule"
@@ -63,3 +63,28 @@ def _cum(file, op):
 
 
 CASES = EXPAND + ADD_N + _cum(CMAX, "cummax") + _cum(CMIN, "cummin")
+
+EXA = "test_expand_as_rule"
+T = [2, 32, 48]
+CASES += [
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[1,48]{-1,-1}", "[2,32,48]{0,1,-1}", T],
+         ins=["{-1,-1}", "{0,1,-1}"], outs=["{0,1,-1}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[1,48]{-1,-1}", "[2,32,48]{0,-1,1}", T],
+         ins=["{-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[2,1,48]{0,-1,-1}", "[2,32,48]{0,1,-1}", T],
+         ins=["{0,-1,-1}", "{0,1,-1}"], outs=["{0,1,-1}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[2,1,48]{-1,-1,0}", "[2,32,48]{0,1,-1}", T],
+         ins=["{0,-1,-1}", "{0,1,-1}"], outs=["{0,1,-1}"]),
+    # without y: Paddle's tests pass an empty DistTensorSpec() and get an empty TensorDistAttr() back
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[1,48]{-1,-1}", EMPTY, T], ins=["{-1,-1}", EMPTY], outs=["{-1,-1,-1}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[1,48]{-1,0}", EMPTY, T], ins=["{-1,0}", EMPTY], outs=["{-1,-1,0}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[2,1,48]{0,-1,-1}", EMPTY, T], ins=["{0,-1,-1}", EMPTY], outs=["{0,-1,-1}"]),
+    Case(EXA, "expand_as", "fwd", (2, 2), ["[2,32,48]{0,1,-1}", EMPTY, T], ins=["{0,1,-1}", EMPTY], outs=["{0,1,-1}"]),
+    # grad(x, out_grad, target_shape): inputs x and out_grad, output x_grad
+    Case(EXA, "expand_as", "bwd", (2, 2), ["[1,48]{-1,-1}", "[2,32,48]{0,1,-1}", T],
+         ins=["{-1,-1}", "{0,1,-1}"], outs=["{-1,-1}p{0,1}"]),
+    Case(EXA, "expand_as", "bwd", (2, 2), ["[1,48]{-1,1}", "[2,32,48]{0,-1,1}", T],
+         ins=["{-1,1}", "{0,-1,1}"], outs=["{-1,1}p{0}"]),
+    Case(EXA, "expand_as", "bwd", (2, 2), ["[1,48]{-1,-1}", "[2,32,48]{0,-1,1}", T],
+         ins=["{-1,1}", "{0,-1,1}"], outs=["{-1,1}p{0}"]),
+]

@@ -87,3 +87,31 @@ CASES += [
     _ce_bwd("1,0,-1", "1,-1,-1", True, 1, ["{1,-1,-1}", "{1,-1,-1}"], ["{1,-1,-1}", "{1,-1,-1}"]),
     _ce_bwd("1,-1,-1", "1,-1,0", True, -1, ["{1,-1,-1}", "{1,-1,-1}"], ["{1,-1,-1}", "{1,-1,-1}"]),
 ]
+
+EMB2 = "test_embedding_rule"
+XE, TE, OE = "[4,1024]", "[512,768]", "[4,1024,768]"
+PAD = "a row-split table with a padding id: a rank whose rows miss the id looks up zeros, the partial sum is right"
+SPARSE = "sparse only changes the grad's format; the lookup of a row-split table is a partial sum as without it"
+CASES += [
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [f"{XE}{{1,-1}}", f"{TE}{{-1,-1}}", -1, False],
+         ins=["{1,-1}", "{-1,-1}"], outs=["{1,-1,-1}"]),
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [f"{XE}{{1,-1}}", f"{TE}{{-1,0}}", -1, False],
+         ins=["{1,-1}", "{-1,0}"], outs=["{1,-1,0}"]),
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [f"{XE}{{1,-1}}", f"{TE}{{0,-1}}", -1, False],
+         ins=["{1,-1}", "{0,-1}"], outs=["{1,-1,-1}p{0}"]),
+    # the padding_idx case passes the pre-3.0 ([x, table], attrs) call, refused by both
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [[f"{XE}{{1,-1}}", f"{TE}{{0,-1}}"], {"padding_idx": 128, "sparse": False}],
+         raises=True),
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [f"{XE}{{1,-1}}", f"{TE}{{0,-1}}", 128, False], raises=True,
+         note="the padding_idx case in 3.3.1's call form", differs=PAD,
+         ours=(["{1,-1}", "{0,-1}"], ["{1,-1,-1}p{0}"])),
+    Case(EMB2, "lookup_table_v2", "fwd", (2, 4), [f"{XE}{{1,-1}}", f"{TE}{{0,-1}}", -1, True], raises=True,
+         differs=SPARSE, ours=(["{1,-1}", "{0,-1}"], ["{1,-1,-1}p{0}"])),
+    # reverse: x and table built without a mapping ("not set the dims mapping is ok")
+    Case(EMB2, "lookup_table_v2", "bwd", (2, 4), [XE, TE, f"{OE}{{1,-1,-1}}", -1, False],
+         ins=["{1,-1}", "{-1,-1}"], outs=["{1,-1,-1}"]),
+    Case(EMB2, "lookup_table_v2", "bwd", (2, 4), [XE, TE, f"{OE}{{-1,0,1}}", -1, False],
+         ins=["{-1,0}", "{-1,1}"], outs=["{-1,0,1}"]),
+    Case(EMB2, "lookup_table_v2", "bwd", (2, 4), [XE, TE, f"{OE}{{1,0,-1}}", -1, False],
+         ins=["{1,0}", "{-1,-1}"], outs=["{1,0,-1}"]),
+]

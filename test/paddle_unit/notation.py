@@ -59,6 +59,9 @@ class Case:
         return f"{self.file}:{self.op}.{self.fn}"
 
 
+EMPTY = "DistTensorSpec()"   # an argument: the empty spec; an expected layout: the empty TensorDistAttr()
+
+
 class DType(str):
     """A dtype attribute: passed to Paddle as its dtype object (paddle.int64), to spmdkit as is."""
 
@@ -101,6 +104,8 @@ class Api:
         return spec
 
     def arg(self, a, mesh):
+        if a == EMPTY:  # DistTensorSpec(): an absent optional input, as Paddle's tests pass one
+            return self.DistTensorSpec()
         if is_tensor_text(a):
             return self.tensor(a, mesh)
         if is_tensor_list(a):
@@ -129,6 +134,10 @@ def mismatches(expected, got, where: str) -> list[str]:
             continue
         if isinstance(e, list):
             bad += mismatches(e, list(g), f"{where}[{i}]")
+            continue
+        if e == EMPTY:
+            if list(g.dims_mapping) or g._is_partial():
+                bad.append(f"{where}[{i}]: {g}, expected an empty TensorDistAttr()")
             continue
         mapping, partial = _LAYOUT.match(e.replace(" ", "")).groups()
         if list(g.dims_mapping) != _ints(mapping):

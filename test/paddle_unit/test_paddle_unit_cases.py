@@ -84,7 +84,8 @@ def test_documented_difference_is_proven_by_execution(case):
         assert why and "kernel rejects the global inputs" in why, why
         return
     assert execution_verdict(case, *case.ours) is None
-    assert execution_verdict(case, case.ins, case.outs) is not None
+    if not case.raises:  # (where Paddle refuses the call, its refusal is the difference)
+        assert execution_verdict(case, case.ins, case.outs) is not None
 
 
 def test_every_paddle_test_file_is_covered():
