@@ -83,3 +83,13 @@ CASES += (
               ["{0,-1,-1,1}", "{-1,1,-1}"], "{-1,-1,-1}p{0,1}", ["{0,-1,-1,1}p{}", "{-1,1,-1}p{0}"], [2, 4, 4],
               fwd=ENGINE, bwd=ENGINE)
 )
+
+FLPGA = "test_fused_linear_param_grad_add_rule"
+CASES += [
+    # (x, dout, dweight, dbias, multi_precision, has_bias): dweight and dbias are the tests'
+    # empty specs; multi_precision is passed as the int 0
+    Case(FLPGA, "fused_linear_param_grad_add", "fwd", (2, 2), ["[2,512,1024]{0,-1,-1}", "[2,512,2048]{0,-1,1}", "[]{}", "[]{}", 0, True],
+         outs=["{-1,1}", "{1}"]),
+    Case(FLPGA, "fused_linear_param_grad_add", "fwd", (2, 2), ["[2,512,1024]{0,-1,1}", "[2,512,2048]{0,-1,-1}", "[]{}", "[]{}", 0, True],
+         outs=["{1,-1}", "{-1}"]),
+]

@@ -60,3 +60,32 @@ CASES += [
     Case(CONCAT, "concat", "fwd", (2, 2), [CAT_IN, 0], ins=[["{-1,1,0}"] * 3], outs=["{-1,1,0}"]),
     Case(CONCAT, "concat", "bwd", (2, 2), [CAT_IN, "[4,16,16]{-1,1,0}", 0], ins=[["{-1,1,0}"] * 3], outs=["{-1,1,0}"]),
 ]
+
+GND, GA = "test_gather_nd_rule", "test_gather_rule"
+# an index of shape [4] addresses 4 dims of the 1-D x (index.shape[-1] is the depth)
+DEPTH = dict(differs="index.shape[-1] = 4 exceeds x's rank 1: the kernel refuses the call", ours="raises")
+ENGINE = "fixed on branch paddle-engine"
+CASES += [
+    Case(GND, "gather_nd", "fwd", (2, 4), ["[10,20]{-1,-1}", "[2,4,1]{0,-1,-1}"], ins=["{-1,-1}", "{0,-1,-1}"], outs=["{0,-1,-1}"]),
+    Case(GND, "gather_nd", "fwd", (2, 4), ["[10]{-1}", "[8,1]{0,-1}"], ins=["{-1}", "{0,-1}"], outs=["{0}"]),
+    Case(GND, "gather_nd", "fwd", (2, 4), ["[10]{-1}", "[4]{0}"], ins=["{-1}", "{0}"], outs=["{0}"], **DEPTH),
+    Case(GND, "gather_nd", "bwd", (2, 4), ["[10,20]{-1,-1}", "[2,4,1]{0,-1,-1}", "[2,4,20]{0,-1,-1}"],
+         ins=["{-1,-1}", "{0,-1,-1}"], outs=["{0,-1,-1}"]),
+    Case(GND, "gather_nd", "bwd", (2, 4), ["[10]{-1}", "[4]{0}", "[4]{0}"], ins=["{-1}", "{0}"], outs=["{0}"], **DEPTH),
+    Case(GND, "gather_nd", "bwd", (2, 4), ["[10]{-1}", "[8,1]{0,-1}", "[8]{0}"], ins=["{-1}", "{0,-1}"], outs=["{0}"]),
+    # gather(x, index, axis)
+    Case(GA, "gather", "fwd", (4,), ["[64,32,48]{0,-1,-1}", "[16]{-1}", 0], ins=["{-1,-1,-1}", "{-1}"], outs=["{-1,-1,-1}"]),
+    Case(GA, "gather", "fwd", (4,), ["[64,32,48]{-1,0,-1}", "[16]{-1}", 0], ins=["{-1,0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
+    Case(GA, "gather", "fwd", (4,), ["[64,32,48]{0,-1,-1}", "[16]{0}", 0], ins=["{-1,-1,-1}", "{0}"], outs=["{0,-1,-1}"]),
+    # the 0-D index case sets the mapping [0] on the index of shape []
+    Case(GA, "gather", "fwd", (4,), ["[64,32,48]{-1,0,-1}", "[]{0}", 1], ins=["{-1,-1,-1}", "{-1}"], outs=["{-1,-1}"],
+         differs="the index of shape [] is given the rank-1 mapping [0]", ours="raises", bad_input="[]{0}"),
+    Case(GA, "gather", "fwd", (2, 3), ["[64,32,48]{0,1,-1}", "[16]{1}", 1], ins=["{0,-1,-1}", "{1}"], outs=["{0,1,-1}"]),
+    Case(GA, "gather", "fwd", (2, 3), ["[64,32,48]{0,1,-1}", "[16]{0}", 1], ins=["{0,-1,-1}", "{0}"], outs=["{0,-1,-1}"],
+         differs="x's rows and the index both split by mesh dim 0: each rank gathers only its own block of the index",
+         ours=(["{0,-1,-1}", "{-1}"], ["{0,-1,-1}"]), int_inputs={1: 32}),
+    # reverse: out is a copy of x (shape [64, 32, 48]) though the gathered axis has 16 entries
+    Case(GA, "gather", "bwd", (2, 3), ["[64,32,48]{-1,-1,-1}", "[16]{-1}", "copy:[64,32,48]{1,0,-1}", 1],
+         ins=["{1,-1,-1}", "{0}"], outs=["{1,0,-1}"],
+         differs="out's gathered axis has 32 entries but the index 16: no gather gives that output", ours="raises"),
+]

@@ -41,13 +41,18 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     tensors = [a for a in case.args if is_tensor_text(a) or is_tensor_list(a)]
     inputs = [_tensor(a, case.proof_shapes) if isinstance(a, str) else [_tensor(t, case.proof_shapes) for t in a]
               for a in tensors[:n]]
+    for pos, high in case.int_inputs.items():  # index-like inputs hold ids
+        inputs[pos] = TensorArg(inputs[pos].shape, inputs[pos].placement, int_high=high)
     attrs = case.args[len(tensors):]
     try:
         ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
     except BadCase as e:
         return str(e)
-    if spec.forward_outputs and len(tensors) > n:  # generic rules: the call gives the outputs
-        given = [tuple(_tensor(t, case.proof_shapes).shape) for t in tensors[n]]
+    given = tensors[n:]  # the outputs the call gives: generic rules' list, reverse rules' tensors
+    if given and spec.forward_outputs:
+        given = given[0]
+    if given and spec.second != "grad" or spec.forward_outputs:
+        given = [tuple(_tensor(t, case.proof_shapes).shape) for t in given]
         made = [tuple(np.shape(o)) for o in ex.dense[:len(given)]]
         if given != made:
             return f"the kernel rejects the global inputs: its outputs have shapes {made}, the call gives {given}"
