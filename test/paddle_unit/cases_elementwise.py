@@ -80,3 +80,10 @@ CASES += [
     Case(FDA, "fused_dropout_add", "bwd", (2, 4), ["[2,4]{0,-1}", "[2,4]{0,-1}", "[2,4]{0,-1}", "[2]{-1}"],
          ins=["{0,-1}", "{0,-1}"], outs=["{0,-1}", "{-1}"]),
 ]
+
+GELU = "test_gelu_rule"
+CASES += [
+    Case(GELU, "gelu", "fwd", (2, 2), ["[64,36]{-1,0}", False], ins=["{-1,0}"], outs=["{-1,0}"]),
+    # the grad rule (x, out_grad) -> x_grad: the test checks x and x_grad
+    Case(GELU, "gelu", "bwd", (2, 2), ["[64,36]{1,0}", "copy:[64,36]{-1,0}", False], ins=["{-1,0}", None], outs=["{-1,0}"]),
+]

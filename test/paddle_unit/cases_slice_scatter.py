@@ -89,3 +89,39 @@ CASES += [
          ins=["{1,-1,-1}", "{0}"], outs=["{1,0,-1}"],
          differs="out's gathered axis has 32 entries but the index 16: no gather gives that output", ours="raises"),
 ]
+
+IPUT, ISEL = "test_index_put_rule", "test_index_select_rule"
+IDX3 = ["[16]{-1}"] * 3
+# The test (newer than Paddle 3.3.1, which fails it) keeps x's splits, but three index tensors
+# address all three dims of x: a rank holding a block of x cannot place values whose indices
+# fall outside it. Its reverse is of a later API too: Paddle 3.3.1's (and spmdkit's) second
+# function is the grad rule (x, indices, value, out_grad) -> (x_grad, value_grad).
+IPUT_WHOLE = "indices address every dim of x: x must be whole on every rank"
+IPUT_GRAD = "Paddle 3.3.1's second function of index_put is its grad rule, not the test's reverse"
+IPUT_PROOF = dict(proof_shapes={"[64,32,1024]": "[8,8,8]", "[16]": "[4]"}, int_inputs={1: 8},
+                  paddle="fails: Paddle 3.3.1 fails this test (it replicates x, as spmdkit does)")
+R3 = "{-1,-1,-1}"
+for m in ("0,1,-1", "0,-1,1", "1,0,-1", "-1,0,1", "1,-1,0", "-1,1,0"):
+    CASES += [
+        Case(IPUT, "index_put", "fwd", (2, 4), [f"[64,32,1024]{{{m}}}", IDX3, "copy:[16]{-1}", False],
+             ins=[f"{{{m}}}", ["{-1}"] * 3, "{-1}"], outs=[f"{{{m}}}"], differs=IPUT_WHOLE,
+             ours=([R3, ["{-1}"] * 3, "{-1}"], [R3]), **IPUT_PROOF),
+        Case(IPUT, "index_put", "bwd", (2, 4), [f"[64,32,1024]{{{m}}}", IDX3, "copy:[16]{-1}", f"copy:[64,32,1024]{{{m}}}", False],
+             ins=[f"{{{m}}}", ["{-1}"] * 3, "{-1}"], outs=[f"{{{m}}}"], differs=IPUT_GRAD,
+             ours=([R3, ["{-1}"] * 3, "{-1}", R3], [R3, "{-1}"]), **IPUT_PROOF),
+    ]
+X48 = "[4,8,16]"
+CASES += [
+    Case(ISEL, "index_select", "fwd", (2, 3), [f"{X48}{{-1,-1,-1}}", "[3]{0}", 1], ins=["{-1,-1,-1}", "{0}"], outs=["{-1,0,-1}"]),
+    Case(ISEL, "index_select", "fwd", (2, 3), [f"{X48}{{-1,0,-1}}", "[3]{0}", 0], ins=["{-1,0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
+    Case(ISEL, "index_select", "fwd", (2, 3), [f"{X48}{{-1,1,-1}}", "[3]{0}", 0], ins=["{-1,1,-1}", "{0}"], outs=["{0,1,-1}"]),
+    Case(ISEL, "index_select", "fwd", (2, 3), [f"{X48}{{-1,1,-1}}", "[3]{0}", 1], ins=["{-1,-1,-1}", "{0}"], outs=["{-1,0,-1}"]),
+    # grad(x, index, out_grad, axis)
+    Case(ISEL, "index_select", "bwd", (2, 3), [f"{X48}{{-1,-1,-1}}", "[3]{0}", "copy:[4,3,16]{-1,0,-1}", 1],
+         ins=["{-1,-1,-1}", "{0}", "{-1,0,-1}"], outs=["{-1,-1,-1}p{0}"]),
+    # the second grad call gives out_grad x's shape [3, 4, 2], 4 entries on the selected axis for an index of 3
+    Case(ISEL, "index_select", "bwd", (2, 3), ["[3,4,2]{1,-1,-1}", "[3]{0}", "copy:[3,4,2]{1,0,-1}", 1],
+         ins=["{1,-1,-1}", "{0}", "{1,0,-1}"], outs=["{1,-1,-1}p{0}"],
+         differs="out_grad's selected axis has 4 entries for an index of 3: the grad kernel refuses it", ours="raises",
+         int_inputs={1: 4}),
+]

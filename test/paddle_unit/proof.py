@@ -42,7 +42,8 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     inputs = [_tensor(a, case.proof_shapes) if isinstance(a, str) else [_tensor(t, case.proof_shapes) for t in a]
               for a in tensors[:n]]
     for pos, high in case.int_inputs.items():  # index-like inputs hold ids
-        inputs[pos] = TensorArg(inputs[pos].shape, inputs[pos].placement, int_high=high)
+        ids = lambda t: TensorArg(t.shape, t.placement, int_high=high)  # noqa: E731
+        inputs[pos] = [ids(t) for t in inputs[pos]] if isinstance(inputs[pos], list) else ids(inputs[pos])
     attrs = case.args[len(tensors):]
     try:
         ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
