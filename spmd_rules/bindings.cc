@@ -121,8 +121,10 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
     case ArgKind::kOptionalTensor:
       if (h.is_none()) a->tensor = &absent_tensor();
       else if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
-      // Paddle's convention for an absent optional tensor: a spec of shape [] and mapping [].
-      else if (a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) a->tensor = &absent_tensor();
+      // Paddle's conventions for an absent optional tensor: a spec of shape [] and mapping [],
+      // or one whose dist attr was never given a mesh (its tests pass DistTensorSpec([0], TensorDistAttr())).
+      else if ((a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) || !a->tensor->attr.mesh())
+        a->tensor = &absent_tensor();
       return;
     case ArgKind::kOutputTensor:  // a 0-D output is real; the engines read Paddle's empty spec
       if (h.is_none()) a->tensor = &absent_tensor();

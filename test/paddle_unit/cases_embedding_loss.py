@@ -1,5 +1,5 @@
 """Paddle's embedding and loss rule tests as cases (see notation.py)."""
-from .notation import Case
+from .notation import EMPTY, Case
 
 EMB = "test_c_embedding_rule"
 CSX = "test_c_softmax_with_cross_entropy_rule"
@@ -114,4 +114,19 @@ CASES += [
          ins=["{-1,0}", "{-1,1}"], outs=["{-1,0,1}"]),
     Case(EMB2, "lookup_table_v2", "bwd", (2, 4), [XE, TE, f"{OE}{{1,0,-1}}", -1, False],
          ins=["{1,0}", "{-1,-1}"], outs=["{1,0,-1}"]),
+]
+
+LSM = "test_label_smooth_rule"
+LB = "[16,16,16]"
+CASES += [
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,1,-1}}", EMPTY, 0.1], ins=["{0,1,-1}", EMPTY], outs=["{0,1,-1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,1,-1}}", "[1,16]{-1,-1}", 0.1], ins=["{0,1,-1}", "{-1,-1}"], outs=["{0,1,-1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,1,-1}}", "[1,16]{-1,1}", 0.1], ins=["{0,1,-1}", "{-1,-1}"], outs=["{0,1,-1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,1,-1}}", "[1,16]{-1,0}", 0.1], ins=["{0,1,-1}", "{-1,-1}"], outs=["{0,1,-1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,-1,1}}", "[1,16]{-1,1}", 0.1], ins=["{0,-1,1}", "{-1,1}"], outs=["{0,-1,1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,-1,1}}", "[1,16]{-1,0}", 0.1], ins=["{0,-1,1}", "{-1,1}"], outs=["{0,-1,1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,-1,1}}", "[1,16]{-1,-1}", 0.1], ins=["{0,-1,1}", "{-1,1}"], outs=["{0,-1,1}"]),
+    Case(LSM, "label_smooth", "fwd", (2, 2), [f"{LB}{{0,1,-1}}", f"{LB}{{0,-1,1}}", 0.1], ins=["{0,1,-1}", "{0,1,-1}"], outs=["{0,1,-1}"]),
+    # the grad rule takes out_grad and epsilon only
+    Case(LSM, "label_smooth", "bwd", (2, 2), [f"{LB}{{0,-1,1}}", 0.1], ins=["{0,-1,1}"], outs=["{0,-1,1}"]),
 ]

@@ -9,7 +9,8 @@ Each case is one `infer_forward`/`infer_backward` call of a Paddle test, written
 A tensor argument is "[shape]{mapping}" with an optional "p{mesh dims}" (partial, sum); without
 "{mapping}" the spec's dist attr is left at its default (Paddle's tests build output specs that
 way); "copy:" in front builds the spec as Paddle's reverse tests do, by copy-constructing a
-replicated spec of that shape and then calling set_dims_mapping. A Python list of such strings is
+replicated spec of that shape and then calling set_dims_mapping; "bare:" gives it an empty
+TensorDistAttr() (no mesh: Paddle's tests mark an absent optional input so). A Python list of such strings is
 a tensor-list argument; anything else is an attribute, passed as is.
 
 An expected layout is "{mapping}" (dims mapping only), "{mapping}p{0,1}" (and exactly those
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_TENSOR = re.compile(r"^(copy:)?\[([-\d,\s]*)\](?:\{([-\d,\s]*)\})?(?:p\{([\d,\s]*)\})?$")
+_TENSOR = re.compile(r"^(copy:|bare:)?\[([-\d,\s]*)\](?:\{([-\d,\s]*)\})?(?:p\{([\d,\s]*)\})?$")
 _LAYOUT = re.compile(r"^\{([-\d,\s]*)\}(?:p\{([\d,\s]*)\})?$")
 
 
@@ -89,6 +90,8 @@ class Api:
         copy, shape, mapping, partial = _TENSOR.match(text.replace(" ", "")).groups()
         shape = _ints(shape)
         attr = self.TensorDistAttr()
+        if copy == "bare:":  # a spec whose dist attr is left empty: no mesh, no mapping
+            return self.DistTensorSpec(shape, attr)
         attr.process_mesh = mesh
         if copy:
             attr.dims_mapping = [-1] * len(shape)

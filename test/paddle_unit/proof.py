@@ -27,7 +27,7 @@ def _placement(layout: str) -> Placement:
 def _tensor(text: str, stand_ins: dict | None = None) -> TensorArg:
     for big, small in (stand_ins or {}).items():
         text = text.replace(big, small)
-    _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "").removeprefix("copy:")).groups()
+    _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "").removeprefix("copy:").removeprefix("bare:")).groups()
     shape = _ints(shape)
     return TensorArg(tuple(shape), Placement.replicated(len(shape)))
 
