@@ -4,6 +4,8 @@ without a mapping, plain ints and lists for int / int64 attributes) get Paddle 3
 from spmdkit, or one the simulator proves right. The case tables cover what Paddle's tests
 wrote down; this finds the next gap of the same kind (a call the surface refuses, a shape the
 engine rejects) before a user does."""
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -78,13 +80,16 @@ def calls(draw):
     else:  # default_data_parallel: outputs given without a mapping (or mapped, in reverse)
         other = [x_shape[0]] + draw(shapes(draw(st.integers(0, 2))))
         ins = [[draw(layouts(x_shape, mesh, partial=False)), draw(layouts(other, mesh, partial=False))]]
-        outs = [f"[{','.join(map(str, x_shape))}]"] if fn == "fwd" else [draw(layouts(x_shape, mesh, partial=False))]
+        # (the simulator's batch-parallel kernel gives one output per input and the row sums)
+        out_shapes = [x_shape, other, [x_shape[0]]]
+        outs = ([f"[{','.join(map(str, sh))}]" for sh in out_shapes] if fn == "fwd"
+                else [draw(layouts(sh, mesh, partial=False)) for sh in out_shapes])
         return Case("property", op, fn, mesh, ins + [outs])
     if fn == "bwd":
         if out_shape is None:
             fn = "fwd"
         else:
-            ins = [a.split("p")[0] for a in ins] + [draw(layouts(out_shape, mesh, copy=True, partial=False))]
+            ins = [re.sub(r"p\{[\d,]*\}$", "", a) for a in ins] + [draw(layouts(out_shape, mesh, copy=True, partial=False))]
     return Case("property", op, fn, mesh, ins + attrs)
 
 
