@@ -116,3 +116,30 @@ CASES += [
     Case(OH, "one_hot", "bwd", (2, 4), ["[4,1024]{0,1}", "[4,1024,30000]{0,1,-1}", 30000], ins=["{0,1}"], outs=["{0,1,-1}"]),
     Case(OH, "one_hot", "bwd", (2, 4), ["[4,1024]{-1,-1}", "[4,1024,30000]{0,-1,1}", 30000], ins=["{0,-1}"], outs=["{0,-1,-1}"]),
 ]
+
+PN = "test_p_norm_rule"
+# porder 2 over a split axis: Paddle sums the ranks' 2-norms (partial SUM), which is not the
+# 2-norm of the whole; spmdkit makes the reduced axes whole.
+PN_SUM = dict(differs="the ranks' 2-norms over a split axis do not add up to the 2-norm")
+
+
+def _pn(x, axis, keep, asvec, x_want, out_want, fn="fwd", out=None, **kw):
+    args = [x] + ([out] if fn == "bwd" else []) + [2.0, axis, 1.0e-12, keep, asvec]
+    return Case(PN, "p_norm", fn, (4,), args, ins=[x_want], outs=[out_want], **kw)
+
+
+XP = "[64,32]"
+CASES += [
+    _pn(f"{XP}{{0,-1}}", 0, False, False, "{0,-1}", "{-1}p{0}", ours=(["{-1,-1}"], ["{-1}p{}"]), **PN_SUM),
+    _pn(f"{XP}{{0,-1}}", 0, True, False, "{0,-1}", "{-1,-1}p{0}", ours=(["{-1,-1}"], ["{-1,-1}p{}"]), **PN_SUM),
+    _pn(f"{XP}{{0,-1}}", 1, False, False, "{0,-1}", "{0}p{}"),
+    _pn(f"{XP}{{0,-1}}", 1, True, False, "{0,-1}", "{0,-1}p{}"),
+    _pn(f"{XP}{{0,-1}}", 0, False, True, "{0,-1}", "{}p{0}", ours=(["{-1,-1}"], ["{}p{}"]), **PN_SUM),
+    _pn(f"{XP}{{0,-1}}", 0, True, True, "{0,-1}", "{-1,-1}p{0}", ours=(["{-1,-1}"], ["{-1,-1}p{}"]), **PN_SUM),
+    _pn(f"{XP}{{-1,-1}}", 0, False, False, "{-1,-1}", "{-1}", fn="bwd", out="copy:[32]{-1}", note=STALE),
+    _pn(f"{XP}{{-1,-1}}", 0, True, False, "{-1,-1}", "{-1,-1}", fn="bwd", out="copy:[1,32]{-1,-1}", note=STALE),
+    _pn(f"{XP}{{-1,-1}}", 1, False, False, "{0,-1}", "{0}", fn="bwd", out="copy:[64]{0}", note=STALE),
+    _pn(f"{XP}{{-1,-1}}", 1, True, False, "{0,-1}", "{0,-1}", fn="bwd", out="copy:[64,1]{0,-1}", note=STALE),
+    _pn(f"{XP}{{-1,-1}}", 0, False, True, "{-1,-1}", "{}", fn="bwd", out="copy:[]{}", note=STALE),
+    _pn(f"{XP}{{-1,-1}}", 0, True, True, "{-1,-1}", "{-1,-1}", fn="bwd", out="copy:[1,1]{-1,-1}", note=STALE),
+]

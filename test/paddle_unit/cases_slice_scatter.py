@@ -125,3 +125,42 @@ CASES += [
          differs="out_grad's selected axis has 4 entries for an index of 3: the grad kernel refuses it", ours="raises",
          int_inputs={1: 4}),
 ]
+
+PAD, PUT, ROLL = "test_pad_rule", "test_put_along_axis_rule", "test_roll_rule"
+XP3 = "[8,16,16]{0,1,-1}"
+CASES += [
+    # pad([x], paddings, pad_value): the test passes x inside a one-element list
+    Case(PAD, "pad", "fwd", (2, 4), [[XP3], [0, 0, 0, 1, 2, 3], 0], outs=["{0,-1,-1}"]),
+    Case(PAD, "pad", "bwd", (2, 4), [[XP3], [XP3], [0, 0, 0, 1, 2, 3], 0], ins=["{0,-1,-1}"]),
+]
+
+
+def _put(mesh, x, i, v, axis, want, fn="fwd", out=None, ints=32):
+    args = [x, i, v] + (out or []) + [axis, "assign", True]
+    n_in = 3 if fn == "fwd" else 5
+    return Case(PUT, "put_along_axis", fn, mesh, args, ins=[want] * n_in, outs=[want] * (1 if fn == "fwd" else 2))
+
+
+XS, XD = "[64,32,48]", "[8,4,48]"
+CASES += [
+    _put((4,), f"{XS}{{-1,-1,-1}}", f"{XS}{{0,-1,-1}}", f"{XS}{{0,-1,-1}}", 0, "{-1,-1,-1}"),
+    _put((4,), f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,0,-1}}", f"{XS}{{-1,0,-1}}", 0, "{-1,0,-1}"),
+    _put((4,), f"{XS}{{0,-1,-1}}", f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,-1,-1}}", 0, "{-1,-1,-1}"),
+    _put((4,), f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,0,-1}}", 0, "{-1,0,-1}"),
+    _put((4,), f"{XS}{{-1,-1,-1}}", f"{XD}{{0,-1,-1}}", f"{XD}{{0,-1,-1}}", 1, "{-1,-1,-1}"),
+    _put((2, 4), f"{XS}{{-1,0,-1}}", f"{XS}{{-1,-1,1}}", f"{XS}{{-1,-1,1}}", 0, "{-1,0,1}"),
+    _put((2, 4), f"{XS}{{0,-1,-1}}", f"{XS}{{-1,1,-1}}", f"{XS}{{-1,1,-1}}", 1, "{0,-1,-1}"),
+    _put((2, 4), f"{XS}{{-1,1,0}}", f"{XD}{{-1,1,0}}", f"{XD}{{-1,1,0}}", 0, "{-1,-1,0}"),
+    # grad(x, index, value, out, out_grad) -> (x_grad, value_grad)
+    _put((2, 4), f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,-1,-1}}", f"{XS}{{-1,-1,-1}}", 1, "{1,-1,-1}", fn="bwd",
+         out=[f"copy:{XS}{{1,0,-1}}", f"copy:{XS}{{1,0,-1}}"]),
+    _put((2, 4), f"{XS}{{-1,-1,-1}}", f"{XD}{{-1,-1,-1}}", f"{XD}{{-1,-1,-1}}", 1, "{-1,-1,-1}", fn="bwd",
+         out=[f"copy:{XS}{{1,-1,-1}}", f"copy:{XS}{{1,-1,-1}}"]),
+    # roll(x, shifts, axis); grad(x, out_grad, shifts, axis)
+    Case(ROLL, "roll", "fwd", (2, 2), ["[16,16,16]{0,1,-1}", [1], []], ins=["{-1,-1,-1}"], outs=["{-1,-1,-1}"]),
+    Case(ROLL, "roll", "fwd", (2, 2), ["[16,16,16]{0,1,-1}", [1, 2], [0, 2]], ins=["{-1,1,-1}"], outs=["{-1,1,-1}"]),
+    Case(ROLL, "roll", "bwd", (2, 2), ["[16,16,16]{-1,-1,-1}", "[16,16,16]{0,1,-1}", [1], []],
+         ins=["{-1,-1,-1}"] * 2, outs=["{-1,-1,-1}"]),
+    Case(ROLL, "roll", "bwd", (2, 2), ["[16,16,16]{-1,-1,-1}", "[16,16,16]{0,1,-1}", [1, 2], [0, 2]],
+         ins=["{-1,1,-1}"] * 2, outs=["{-1,1,-1}"]),
+]
