@@ -1,5 +1,5 @@
 """Paddle's slice and scatter rule tests as cases (see notation.py)."""
-from .notation import Case
+from .notation import EMPTY, Case
 
 SL = "test_slice_rule"
 SNA = "test_scatter_nd_add_rule"
@@ -163,4 +163,67 @@ CASES += [
          ins=["{-1,-1,-1}"] * 2, outs=["{-1,-1,-1}"]),
     Case(ROLL, "roll", "bwd", (2, 2), ["[16,16,16]{-1,-1,-1}", "[16,16,16]{0,1,-1}", [1, 2], [0, 2]],
          ins=["{-1,1,-1}"] * 2, outs=["{-1,1,-1}"]),
+]
+
+TAA, SCAT, ROI = "test_take_along_axis_rule", "test_scatter_rule", "test_roi_align_rule"
+XT3, IT3 = "[64,32,48]", "[8,4,48]"
+
+
+def _taa(mesh, x, i, axis, want_x, want_i, want_out, **kw):
+    return Case(TAA, "take_along_axis", "fwd", mesh, [x, i, axis], ins=[want_x, want_i], outs=[want_out], **kw)
+
+
+CASES += [
+    _taa((4,), f"{XT3}{{-1,-1,-1}}", f"{XT3}{{0,-1,-1}}", 0, "{-1,-1,-1}", "{0,-1,-1}", "{0,-1,-1}"),
+    _taa((4,), f"{XT3}{{-1,-1,-1}}", f"{XT3}{{-1,0,-1}}", 0, "{-1,0,-1}", "{-1,0,-1}", "{-1,0,-1}"),
+    _taa((4,), f"{XT3}{{0,-1,-1}}", f"{XT3}{{-1,-1,-1}}", 0, "{-1,-1,-1}", "{-1,-1,-1}", "{-1,-1,-1}"),
+    _taa((4,), f"{XT3}{{0,-1,-1}}", f"{IT3}{{0,-1,-1}}", 0, "{-1,-1,-1}", "{0,-1,-1}", "{0,-1,-1}", xfail=ENGINE),
+    _taa((4,), f"{XT3}{{-1,0,-1}}", f"{XT3}{{-1,-1,-1}}", 0, "{-1,0,-1}", "{-1,0,-1}", "{-1,0,-1}"),
+    _taa((4,), f"{XT3}{{-1,-1,-1}}", f"{IT3}{{0,-1,-1}}", 0, "{-1,-1,-1}", "{0,-1,-1}", "{0,-1,-1}", xfail=ENGINE),
+    _taa((4,), f"{XT3}{{0,-1,-1}}", f"{IT3}{{0,-1,-1}}", 1, "{-1,-1,-1}", "{-1,-1,-1}", "{-1,-1,-1}", xfail=ENGINE),
+    _taa((2, 4), f"{XT3}{{-1,0,-1}}", f"{XT3}{{-1,-1,1}}", 0, "{-1,0,1}", "{-1,0,1}", "{-1,0,1}"),
+    _taa((2, 4), f"{XT3}{{0,-1,-1}}", f"{XT3}{{1,-1,-1}}", 0, "{-1,-1,-1}", "{1,-1,-1}", "{1,-1,-1}"),
+    _taa((2, 4), f"{XT3}{{0,-1,-1}}", f"{XT3}{{-1,1,-1}}", 1, "{0,-1,-1}", "{0,1,-1}", "{0,1,-1}"),
+    _taa((2, 4), f"{XT3}{{-1,-1,0}}", f"{IT3}{{-1,1,0}}", 1, "{-1,-1,0}", "{-1,1,0}", "{-1,1,0}", xfail=ENGINE),
+    _taa((2, 4), f"{XT3}{{0,-1,-1}}", f"{IT3}{{0,1,-1}}", 1, "{-1,-1,-1}", "{-1,1,-1}", "{-1,1,-1}", xfail=ENGINE),
+    # grad(x, index, out_grad, axis); the test's second grad call (index [8, 4, 48]) is not re-expressed
+    Case(TAA, "take_along_axis", "bwd", (2, 4), [f"{XT3}{{-1,-1,-1}}", f"{XT3}{{-1,-1,-1}}", f"copy:{XT3}{{1,0,-1}}", 1],
+         ins=["{1,-1,-1}", "{1,0,-1}", "{1,0,-1}"], outs=["{1,-1,-1}"]),
+]
+
+XS3, IS, US = "[64,32,48]", "[16]", "[32,32,48]"
+
+
+def _scat(mesh, x, i, u, want, out, fn="fwd", **kw):
+    args = [f"{XS3}{{{x}}}", f"{IS}{{{i}}}", f"{US}{{{u}}}"] + ([f"copy:{XS3}{{{out}}}"] if fn == "bwd" else []) + [True]
+    return Case(SCAT, "scatter", fn, mesh, args, ins=want[:3], outs=[want[3]], **kw)
+
+
+# index [16] with updates of 32 rows
+CASES += [
+    _scat((4,), "-1,-1,-1", "-1", "-1,0,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}p{}"], None, xfail=ENGINE),
+    _scat((4,), "0,-1,-1", "-1", "0,-1,-1", ["{-1,-1,-1}", "{0}", "{0,-1,-1}", "{-1,-1,-1}p{0}"], None, xfail=ENGINE),
+    _scat((4,), "-1,0,-1", "-1", "-1,-1,-1", ["{-1,-1,-1}", "{-1}", "{-1,-1,-1}", "{-1,-1,-1}p{}"], None, xfail=ENGINE),
+    _scat((2, 3), "1,-1,0", "-1", "-1,0,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}"], None, xfail=ENGINE),
+    _scat((2, 3), "-1,-1,-1", "0", "-1,1,-1", ["{-1,1,-1}", "{0}", "{0,1,-1}", "{-1,1,-1}p{0}"], None, xfail=ENGINE),
+    _scat((2, 3), "-1,-1,-1", "-1", "-1,-1,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}"], "1,0,-1", fn="bwd",
+          xfail=ENGINE),
+]
+
+XR, BR, NR = "[2,4,16,16]{0,1,-1,-1}", "[6,6]{-1,1}", "[2]{-1}"
+ROI_ATTRS = [3, 3, 0.5, -1, True]
+CASES += [
+    Case(ROI, "roi_align", "fwd", (2, 2), [XR, BR, NR] + ROI_ATTRS,
+         ins=["{-1,1,-1,-1}", "{-1,-1}", "{-1}"], outs=["{-1,1,-1,-1}"]),
+    # an absent boxes_num given as DistTensorSpec() (no mesh): Paddle echoes its empty attr; given
+    # with the mesh (shape [], mapping []) Paddle answers a replicated layout, as spmdkit does for both
+    Case(ROI, "roi_align", "fwd", (2, 2), [XR, BR, EMPTY] + ROI_ATTRS,
+         ins=["{-1,1,-1,-1}", "{-1,-1}", EMPTY], outs=["{-1,1,-1,-1}"], convention=True,
+         differs="an absent boxes_num comes back replicated however it is given",
+         ours=(["{-1,1,-1,-1}", "{-1,-1}", "{-1}"], ["{-1,1,-1,-1}"])),
+    # grad(x, boxes, boxes_num, out_grad): out_grad [6, 2, 3, 3] has 2 channels to x's 4
+    Case(ROI, "roi_align", "bwd", (2, 2), [XR, BR, NR, "[6,2,3,3]{0,-1,-1,-1}"] + ROI_ATTRS,
+         ins=["{-1,1,-1,-1}", "{-1,-1}", "{-1}", "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"], xfail=ENGINE),
+    Case(ROI, "roi_align", "bwd", (2, 2), [XR, BR, EMPTY, "[6,2,3,3]{0,-1,-1,-1}"] + ROI_ATTRS,
+         ins=["{-1,1,-1,-1}", "{-1,-1}", EMPTY, "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"], xfail=ENGINE),
 ]

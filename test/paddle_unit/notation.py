@@ -52,6 +52,8 @@ class Case:
     bad_input: str | None = None  # the given tensor whose layout is invalid (spmdkit refuses it)
     proof_shapes: dict = field(default_factory=dict)  # smaller stand-ins for the proof: "[8,1024,50304]" -> "[8,4,6]"
     int_inputs: dict = field(default_factory=dict)  # for the proof: input position -> ids are in [0, value)
+    convention: bool = False     # the difference is only how an absent input is given: Paddle,
+                                 # handed the absent input as "[]{}" (mesh, no dims), answers `ours`
     kernel_refuses: bool = False  # the op's kernel refuses the test's shapes and attributes, so
                                   # no answer can be executed (Paddle answers an invalid call)
     kwargs: dict = field(default_factory=dict)
