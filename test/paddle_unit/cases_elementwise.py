@@ -87,3 +87,19 @@ CASES += [
     # the grad rule (x, out_grad) -> x_grad: the test checks x and x_grad
     Case(GELU, "gelu", "bwd", (2, 2), ["[64,36]{1,0}", "copy:[64,36]{-1,0}", False], ins=["{-1,0}", None], outs=["{-1,0}"]),
 ]
+
+SMAX, TRIU = "test_softmax_rule", "test_triu_rule"
+XS = "[8,16,48]"
+for fn in ("fwd", "bwd"):
+    for mapping, axis, want in (("1,-1,-1", -1, "{1,-1,-1}"), ("-1,1,-1", -1, "{-1,1,-1}"), ("1,-1,0", -1, "{1,-1,-1}"),
+                                ("-1,1,0", 1, "{-1,-1,0}"), ("-1,1,0", -2, "{-1,-1,0}")):
+        # the reverse tests give x without a mapping (replicated) and the output a copy of it
+        args = [f"{XS}{{{mapping}}}", axis] if fn == "fwd" else [XS, f"copy:{XS}{{{mapping}}}", axis]
+        CASES.append(Case(SMAX, "softmax", fn, (2, 4), args, ins=[want], outs=[want]))
+X16 = "[16,16,16]{0,-1,1}"
+CASES += [
+    Case(TRIU, "triu", "fwd", (2, 2), [X16, 0], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
+    Case(TRIU, "triu", "bwd", (2, 2), [X16, X16, 0], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
+    Case(TRIU, "tril_triu", "fwd", (2, 2), [X16, 0, False], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
+    Case(TRIU, "tril_triu", "bwd", (2, 2), [X16, X16, 0, False], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
+]
