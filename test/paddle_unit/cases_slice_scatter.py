@@ -236,3 +236,28 @@ CASES += [
     Case(TILE, "tile", "bwd", (2, 2), ["[16,16,16]{0,-1,1}", "[2,32,16,16]{-1,-1,-1,1}", [2, 2, 1, 1]],
          ins=["{-1,-1,1}"], outs=["{-1,-1,-1,1}"]),
 ]
+
+TOPK, UNBIND, WHERE = "test_topk_rule", "test_unbind_rule", "test_where_rule"
+XU = "[64,2,48]"
+CASES += [
+    Case(TOPK, "topk", "fwd", (2, 2), ["[16,16,16]{0,1,-1}", 2, 1, True, True], ins=["{0,-1,-1}"], outs=["{0,-1,-1}", None]),
+    # grad(x, indices, out_grad, ...): the test passes its out spec ([16, 2, 16]) as both
+    Case(TOPK, "topk", "bwd", (2, 2), ["[16,16,16]{0,-1,1}", "copy:[16,2,16]{-1,1,-1}", "copy:[16,2,16]{-1,1,-1}", 2, 1, True, True],
+         ins=["{0,-1,1}", None, None], outs=["{0,-1,1}"]),
+    Case(UNBIND, "unbind", "fwd", (2, 3), [f"{XU}{{-1,-1,-1}}", 1], ins=["{-1,-1,-1}"], outs=["{-1,-1}", "{-1,-1}"]),
+    Case(UNBIND, "unbind", "fwd", (2, 3), [f"{XU}{{0,-1,1}}", 1], ins=["{0,-1,1}"], outs=["{0,1}", "{0,1}"]),
+    Case(UNBIND, "unbind", "fwd", (2, 3), [f"{XU}{{0,1,-1}}", -2], ins=["{0,-1,-1}"], outs=["{0,-1}", "{0,-1}"]),
+    Case(UNBIND, "unbind", "fwd", (2, 3), [f"{XU}{{0,1,-1}}", 3], raises=True),
+    Case(UNBIND, "unbind", "bwd", (2, 3), [f"{XU}{{-1,-1,-1}}", ["copy:[64,48]{0,1}", "copy:[64,48]{0,-1}"], 1],
+         ins=["{0,-1,1}"], outs=["{0,1}", "{0,1}"]),
+    Case(UNBIND, "unbind", "bwd", (2, 3), [f"{XU}{{-1,-1,-1}}", ["copy:[64,48]{0,-1}", "copy:[64,48]{-1,1}"], -2],
+         ins=["{0,-1,1}"], outs=["{0,1}", "{0,1}"]),
+    # the outputs split dim 0 by mesh dims 0 and 1: Paddle refuses, spmdkit keeps the first output's splits
+    Case(UNBIND, "unbind", "bwd", (2, 3), [f"{XU}{{-1,-1,-1}}", ["copy:[64,48]{0,1}", "copy:[64,48]{1,0}"], 1], raises=True,
+         differs="the outputs split one dim by different mesh dims: spmdkit keeps the first, as its merges do",
+         ours=(["{0,-1,1}"], ["{0,1}", "{0,1}"])),
+    Case(WHERE, "where", "fwd", (2, 2), ["[16,16,16]{-1,0,-1}", "[16,16]{-1,0}", "[16]{0}"],
+         ins=["{-1,0,-1}", "{0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
+    Case(WHERE, "where", "bwd", (2, 2), ["[16,16,16]{-1,0,-1}", "[16,16]{-1,0}", "[16]{0}", "[16,16,16]{-1,0,-1}"],
+         ins=["{-1,0,-1}", "{0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
+]
