@@ -50,8 +50,8 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     except BadCase as e:
         return str(e)
     given = tensors[n:]  # the outputs the call gives: generic rules' list, reverse rules' tensors
-    if given and spec.forward_outputs:
-        given = given[0]
+    if given and (spec.forward_outputs or isinstance(given[0], list)):
+        given = given[0]  # one list of outputs (generic rules, unbind's reverse)
     if given and spec.second != "grad" or spec.forward_outputs:
         given = [tuple(_tensor(t, case.proof_shapes).shape) for t in given]
         made = [tuple(np.shape(o)) for o in ex.dense[:len(given)]]
