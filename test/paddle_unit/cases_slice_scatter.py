@@ -1,5 +1,5 @@
 """Paddle's slice and scatter rule tests as cases (see notation.py)."""
-from .notation import EMPTY, Case
+from .notation import EMPTY, Case, DType
 
 SL = "test_slice_rule"
 SNA = "test_scatter_nd_add_rule"
@@ -260,4 +260,35 @@ CASES += [
          ins=["{-1,0,-1}", "{0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
     Case(WHERE, "where", "bwd", (2, 2), ["[16,16,16]{-1,0,-1}", "[16,16]{-1,0}", "[16]{0}", "[16,16,16]{-1,0,-1}"],
          ins=["{-1,0,-1}", "{0,-1}", "{-1}"], outs=["{-1,0,-1}"]),
+]
+
+SPLIT, UNIQUE = "test_split_rule", "test_unique_rule"
+XS6, XS4 = "[64,32,48]", "[96,32,48,24]"
+R3x = "{-1,-1,-1}"
+CASES += [
+    Case(SPLIT, "split_with_num", "fwd", (4,), [f"{XS6}{{0,-1,-1}}", 2, 1], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 2),
+    Case(SPLIT, "split", "fwd", (4,), [f"{XS6}{{0,-1,-1}}", [15, 16, 17], 2], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 3),
+    Case(SPLIT, "split", "fwd", (4,), [f"{XS6}{{-1,-1,0}}", [15, 16, 17], 2], ins=[R3x], outs=[R3x] * 3),
+    Case(SPLIT, "split_with_num", "fwd", (4,), [f"{XS6}{{0,-1,-1}}", 2, -2], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 2),
+    Case(SPLIT, "split_with_num", "fwd", (2, 3), [f"{XS4}{{0,1,-1,-1}}", 3, -1], ins=["{0,1,-1,-1}"], outs=["{0,1,-1,-1}"] * 3),
+    Case(SPLIT, "split", "fwd", (2, 3), [f"{XS4}{{0,1,-1,-1}}", [32, 32, 32], 0], ins=["{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"] * 3),
+    # reverse (x, [outs], ...): x given replicated (the test's keeps setUp's rank-2 mapping);
+    # the file's later reverse calls are not re-expressed here
+    Case(SPLIT, "split_with_num", "bwd", (4,), [f"{XS6}{{-1,-1,-1}}", ["copy:[64,16,48]{0,-1,-1}"] * 2, 2, 1],
+         ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 2),
+    Case(SPLIT, "split", "bwd", (4,), [f"{XS6}{{-1,-1,-1}}", ["copy:[64,32,15]{0,-1,-1}", "copy:[64,32,16]{0,-1,-1}",
+                                                                 "copy:[64,32,17]{0,-1,-1}"], [15, 16, 17], 2],
+         ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 3),
+    Case(SPLIT, "split", "bwd", (4,), [f"{XS6}{{-1,-1,-1}}", ["copy:[64,32,15]{-1,-1,-1}", "copy:[64,32,16]{-1,-1,-1}",
+                                                                 "copy:[64,32,17]{-1,-1,-1}"], [15, 16, 17], 2],
+         ins=[R3x], outs=[R3x] * 3),
+    Case(SPLIT, "split_with_num", "bwd", (4,), [f"{XS6}{{-1,-1,-1}}", ["copy:[64,16,48]{0,-1,-1}"] * 2, 2, -2],
+         ins=["{0,-1,-1}"], outs=["{0,-1,-1}"] * 2),
+    Case(SPLIT, "split_with_num", "bwd", (4,), [f"{XS6}{{-1,-1,-1}}", ["copy:[64,16,48]{-1,0,-1}", "copy:[64,16,48]{-1,-1,-1}"], 2, -2],
+         ins=[R3x], outs=[R3x] * 2),
+    # unique(x, return_index, return_inverse, return_counts, axis, dtype)
+    Case(UNIQUE, "unique", "fwd", (2, 2), ["[4,8]{0,-1}", True, True, True, [], DType("int32")],
+         ins=["{-1,-1}"], outs=["{-1}"] * 4),
+    Case(UNIQUE, "unique", "fwd", (2, 2), ["[4,8]{0,-1}", True, True, True, [0], DType("int32")],
+         ins=["{-1,-1}"], outs=["{-1,-1}", "{-1}", "{-1}", "{-1}"]),
 ]
