@@ -103,3 +103,21 @@ CASES += [
     Case(TRIU, "tril_triu", "fwd", (2, 2), [X16, 0, False], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
     Case(TRIU, "tril_triu", "bwd", (2, 2), [X16, X16, 0, False], ins=["{0,-1,-1}"], outs=["{0,-1,-1}"]),
 ]
+
+COSHARD = "test_op_co_shard_rule"
+# Two splits of one dim by different mesh dims (or a split that must leave its dim): a newer
+# Paddle co-shards the dim over both mesh dims; spmdkit, like Paddle 3.3.1, keeps the first.
+COSHARD_POLICY = "co-sharding policy: the newer Paddle splits the dim over both mesh dims, spmdkit keeps one"
+NO_COSHARD = "fails: the test drives Paddle's dygraph API with shard_order, which Paddle 3.3.1's rules do not have"
+CASES += [
+    # (the rule-level facts of the dygraph test; "[0,1]" is a dim split over mesh dims 0 then 1)
+    Case(COSHARD, "add", "fwd", (2, 2), ["[64,64]{0,1}", "[64,64]{[0,1],-1}"], ins=["{0,1}", "{0,1}"], outs=["{0,1}"],
+         paddle=NO_COSHARD),
+    Case(COSHARD, "add", "fwd", (2, 2), ["[64,64]{0,-1}", "[64,64]{1,-1}"],
+         ins=["{[0,1],-1}", "{[0,1],-1}"], outs=["{[0,1],-1}"], paddle=NO_COSHARD, differs=COSHARD_POLICY,
+         ours=(["{0,-1}", "{0,-1}"], ["{0,-1}"]), both_right=True),
+    Case(COSHARD, "layer_norm", "fwd", (2, 2), ["[64,32,128,128]{0,1,-1,-1}", "[524288]{-1}", "[524288]{-1}", 1e-5, 1],
+         ins=["{[0,1],-1,-1,-1}", "{-1}", "{-1}"], outs=["{[0,1],-1,-1,-1}", "{[0,1]}", "{[0,1]}"], paddle=NO_COSHARD,
+         differs=COSHARD_POLICY, ours=(["{0,-1,-1,-1}", "{-1}", "{-1}"], ["{0,-1,-1,-1}", "{0}", "{0}"]), both_right=True,
+         proof_shapes={"[64,32,128,128]": "[4,2,2,2]", "[524288]": "[8]"}),
+]

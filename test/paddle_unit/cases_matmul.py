@@ -93,3 +93,11 @@ CASES += [
     Case(FLPGA, "fused_linear_param_grad_add", "fwd", (2, 2), ["[2,512,1024]{0,-1,1}", "[2,512,2048]{0,-1,-1}", "[]{}", "[]{}", 0, True],
          outs=["{1,-1}", "{-1}"]),
 ]
+
+MMR = "test_matmul_rules"
+CASES += [
+    # an early stub: it only builds the specs below (its imports are of a removed API); the case
+    # makes the call and checks the layouts Paddle's matmul rule gives
+    Case(MMR, "matmul", "fwd", (2, 3), ["[64,32]{1,0}", "[32,48]{0,-1}", False, False],
+         ins=["{1,0}", "{0,-1}"], outs=["{1,-1}p{0}"]),
+]

@@ -24,12 +24,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_TENSOR = re.compile(r"^(copy:|bare:)?\[([-\d,\s]*)\](?:\{([-\d,\s]*)\})?(?:p\{([\d,\s]*)\})?$")
-_LAYOUT = re.compile(r"^\{([-\d,\s]*)\}(?:p\{([\d,\s]*)\})?$")
+_TENSOR = re.compile(r"^(copy:|bare:)?\[([-\d,\s]*)\](?:\{([-\d,\s\[\]]*)\})?(?:p\{([\d,\s]*)\})?$")
+_LAYOUT = re.compile(r"^\{([-\d,\s\[\]]*)\}(?:p\{([\d,\s]*)\})?$")
 
 
 def _ints(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
+
+
+def _multi(text: str) -> list[list[int]] | None:
+    """A mapping with a dim split over several mesh dims, "[0,1],-1" (None: a plain mapping)."""
+    if "[" not in text:
+        return None
+    dims = re.findall(r"\[[\d,\s]*\]|-?\d+", text)
+    return [_ints(d.strip("[]")) if d.startswith("[") else ([] if int(d) == -1 else [int(d)]) for d in dims]
 
 
 @dataclass
@@ -54,6 +62,8 @@ class Case:
     int_inputs: dict = field(default_factory=dict)  # for the proof: input position -> ids are in [0, value)
     convention: bool = False     # the difference is only how an absent input is given: Paddle,
                                  # handed the absent input as "[]{}" (mesh, no dims), answers `ours`
+    both_right: bool = False     # a policy difference: both answers execute right (a newer Paddle
+                                 # co-shards where spmdkit, like Paddle 3.3.1, keeps the first split)
     kernel_refuses: bool = False  # the op's kernel refuses the test's shapes and attributes, so
                                   # no answer can be executed (Paddle answers an invalid call)
     kwargs: dict = field(default_factory=dict)
@@ -104,6 +114,9 @@ class Api:
             return spec
         if partial:  # before the mapping, as Paddle's tests do (a split mesh dim may be partial too)
             attr._set_partial_dims(_ints(partial))
+        if mapping is not None and _multi(mapping) is not None:
+            attr.multi_dims_mapping = _multi(mapping)
+            return self.DistTensorSpec(shape, attr)
         spec = self.DistTensorSpec(shape, attr)
         if mapping is not None:
             spec.set_dims_mapping(_ints(mapping))
@@ -146,7 +159,10 @@ def mismatches(expected, got, where: str) -> list[str]:
                 bad.append(f"{where}[{i}]: {g}, expected an empty TensorDistAttr()")
             continue
         mapping, partial = _LAYOUT.match(e.replace(" ", "")).groups()
-        if list(g.dims_mapping) != _ints(mapping):
+        if _multi(mapping) is not None:
+            if [list(d) for d in g.multi_dims_mapping] != _multi(mapping):
+                bad.append(f"{where}[{i}]: multi_dims_mapping {g.multi_dims_mapping}, expected {_multi(mapping)}")
+        elif list(g.dims_mapping) != _ints(mapping):
             bad.append(f"{where}[{i}]: dims_mapping {list(g.dims_mapping)}, expected {_ints(mapping)}")
         if partial is not None:
             want = set(_ints(partial))

@@ -11,7 +11,7 @@ from spmdkit.verify import Placement, TensorArg, load_specs
 from spmdkit.verify.simulate import BadCase, Execution, verify_placements
 from spmdkit.verify.specs import resolve
 
-from .notation import _LAYOUT, _TENSOR, Case, _ints, is_tensor_list, is_tensor_text
+from .notation import _LAYOUT, _TENSOR, Case, _ints, _multi, is_tensor_list, is_tensor_text
 
 
 @lru_cache(maxsize=1)
@@ -21,7 +21,8 @@ def _specs():
 
 def _placement(layout: str) -> Placement:
     mapping, partial = _LAYOUT.match(layout.replace(" ", "")).groups()
-    return Placement.make(_ints(mapping), {d: "sum" for d in _ints(partial or "")})
+    dims = _multi(mapping) if _multi(mapping) is not None else _ints(mapping)
+    return Placement.make(dims, {d: "sum" for d in _ints(partial or "")})
 
 
 def _tensor(text: str, stand_ins: dict | None = None) -> TensorArg:
