@@ -27,7 +27,8 @@ def _placement(layout: str) -> Placement:
 
 def _tensor(text: str, stand_ins: dict | None = None) -> TensorArg:
     for big, small in (stand_ins or {}).items():
-        text = text.replace(big, small)
+        if isinstance(small, str):
+            text = text.replace(big, small)
     _, shape, mapping, _ = _TENSOR.match(text.replace(" ", "").removeprefix("copy:").removeprefix("bare:")).groups()
     shape = _ints(shape)
     return TensorArg(tuple(shape), Placement.replicated(len(shape)))
@@ -45,7 +46,7 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     for pos, high in case.int_inputs.items():  # index-like inputs hold ids
         ids = lambda t: TensorArg(t.shape, t.placement, int_high=high)  # noqa: E731
         inputs[pos] = [ids(t) for t in inputs[pos]] if isinstance(inputs[pos], list) else ids(inputs[pos])
-    attrs = case.args[len(tensors):]
+    attrs = [case.proof_shapes.get(repr(a), a) for a in case.args[len(tensors):]]  # (attribute stand-ins too)
     try:
         ex = Execution(spec, case.mesh, inputs, attrs, np.random.default_rng(0))
     except BadCase as e:
