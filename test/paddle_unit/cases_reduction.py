@@ -143,3 +143,32 @@ CASES += [
     _pn(f"{XP}{{-1,-1}}", 0, False, True, "{-1,-1}", "{}", fn="bwd", out="copy:[]{}", note=STALE),
     _pn(f"{XP}{{-1,-1}}", 0, True, True, "{-1,-1}", "{-1,-1}", fn="bwd", out="copy:[1,1]{-1,-1}", note=STALE),
 ]
+
+RED = "test_reduction_rule"
+
+
+def _max(mesh, x, axis, keep, x_want, out_want, fn="fwd", out=None):
+    args = [x, axis, keep] if fn == "fwd" else [x, out, axis, keep]
+    return Case(RED, "max", fn, mesh, args, ins=[x_want], outs=[out_want], note=STALE if fn == "bwd" else "")
+
+
+CASES += [
+    _max((4,), f"{X2}{{0,-1}}", [0], False, "{0,-1}", "{-1}p{0}"),
+    _max((4,), f"{X2}{{0,-1}}", [0], True, "{0,-1}", "{-1,-1}p{0}"),
+    _max((4,), f"{X2}{{0,-1}}", [1], False, "{0,-1}", "{0}p{}"),
+    _max((4,), f"{X2}{{0,-1}}", [1], True, "{0,-1}", "{0,-1}p{}"),
+    _max((4,), f"{X2}{{0,-1}}", [0, 1], False, "{0,-1}", "{}p{0}"),
+    _max((4,), f"{X2}{{0,-1}}", [0, 1], True, "{0,-1}", "{-1,-1}p{0}"),
+    _max((2, 3), f"{X3}{{0,-1,-1}}", [1, 2], False, "{0,-1,-1}", "{0}p{}"),
+    _max((2, 3), f"{X3}{{-1,0,1}}", [1, 2], False, "{-1,0,1}", "{-1}p{0,1}"),
+    _max((2, 3), f"{X3}{{1,-1,-1}}", [1, 2], False, "{1,-1,-1}", "{1}p{}"),
+    _max((2, 3), f"{X3}{{0,1,-1}}", [1, 2], False, "{0,1,-1}", "{0}p{1}"),
+    _max((2, 3), f"{X3}{{0,1,-1}}", [1, 2], True, "{0,1,-1}", "{0,-1,-1}p{1}"),
+    _max((4,), f"{X2}{{-1,-1}}", [0], False, "{-1,-1}", "{-1}", "bwd", "copy:[32]{-1}"),
+    _max((4,), f"{X2}{{-1,-1}}", [0], True, "{-1,-1}", "{-1,-1}", "bwd", "copy:[1,32]{-1,-1}"),
+    _max((4,), f"{X2}{{-1,-1}}", [1], False, "{0,-1}", "{0}", "bwd", "copy:[64]{0}"),
+    _max((4,), f"{X2}{{-1,-1}}", [1], True, "{0,-1}", "{0,-1}", "bwd", "copy:[64,1]{0,-1}"),
+    _max((4,), f"{X2}{{-1,-1}}", [0, 1], False, "{-1,-1}", "{}", "bwd", "copy:[]{}"),
+    _max((4,), f"{X2}{{-1,-1}}", [0, 1], True, "{-1,-1}", "{-1,-1}", "bwd", "copy:[1,1]{-1,-1}"),
+    # (the file's multi-mesh reverse cases and its other reduce kernels are not re-expressed here)
+]
