@@ -101,3 +101,46 @@ CASES += [
     Case(MMR, "matmul", "fwd", (2, 3), ["[64,32]{1,0}", "[32,48]{0,-1}", False, False],
          ins=["{1,0}", "{0,-1}"], outs=["{1,-1}p{0}"]),
 ]
+
+MM = "test_matmul_rule"
+# The test's mesh is 2x3; Paddle 3.3.1 (as spmdkit) leaves whole the dims that mesh dim 1 (3)
+# does not divide (64, 32, 512), where the test, older, keeps the uneven split: Paddle 3.3.1
+# fails those cases too.
+UNEVEN = dict(paddle="fails: Paddle 3.3.1 leaves whole a dim its mesh dim does not divide",
+              differs="a dim split unevenly over a mesh dim of 3 is left whole", both_right=True)
+PADDLE_K = "fails: Paddle 3.3.1 refuses the mismatched k as spmdkit does"
+XM4 = "[512,48,64,32]"
+
+
+def _mm(x, y, tx, ty, ins, out, **kw):
+    return Case(MM, "matmul", "fwd", (2, 3), [x, y, tx, ty], ins=ins, outs=[out], **kw)
+
+
+CASES += [
+    _mm("[64,32]{1,0}", "[32,48]{0,-1}", False, False, ["{1,0}", "{0,-1}"], "{1,-1}p{0}"),
+    _mm("[64,32]{1,-1}", "[32,48]{-1,-1}", False, False, ["{1,-1}", "{-1,-1}"], "{1,-1}p{}"),
+    _mm("[64,32]{1,-1}", "[32,48]{-1,-1}", False, False, ["{1,-1}", "{-1,-1}"], "{1,-1}p{}"),
+    _mm("[64,32]{-1,-1}", "[32,48]{-1,0}", False, False, ["{-1,-1}", "{-1,0}"], "{-1,0}p{}"),
+    _mm("[64,32]{1,0}", "[32,48]{-1,-1}", False, False, ["{1,0}", "{0,-1}"], "{1,-1}p{0}"),
+    _mm("[64,32]{-1,-1}", "[32,48]{1,0}", False, False, ["{-1,1}", "{1,0}"], "{-1,0}p{1}",
+        ours=(["{-1,-1}", "{-1,0}"], ["{-1,0}p{}"]), **UNEVEN),
+    _mm(f"{XM4}{{0,1,-1,-1}}", "[32,48]{-1,-1}", False, False, ["{0,1,-1,-1}", "{-1,-1}"], "{0,1,-1,-1}p{}"),
+    _mm(f"{XM4}{{1,-1,-1,0}}", "[32,48]{-1,-1}", False, False, ["{1,-1,-1,0}", "{0,-1}"], "{1,-1,-1,-1}p{0}",
+        ours=(["{-1,-1,-1,0}", "{0,-1}"], ["{-1,-1,-1,-1}p{0}"]), proof_shapes={XM4: "[6,2,4,4]", "[32,48]": "[4,6]"},
+        **UNEVEN),
+    # with a transpose the test's x [.., 64, 32] or y [32, 48] no longer share k
+    _mm(f"{XM4}{{1,-1,-1,0}}", "[32,48]{-1,-1}", True, False, ["{1,-1,-1,0}", "{-1,-1}"], "{1,-1,0,-1}p{}", paddle=PADDLE_K,
+        **K_MISMATCH),
+    _mm(f"{XM4}{{-1,-1,-1,-1}}", "[32,48]{1,0}", False, True, ["{-1,-1,-1,0}", "{1,0}"], "{-1,-1,-1,1}p{0}", paddle=PADDLE_K,
+        **K_MISMATCH),
+    _mm(f"{XM4}{{-1,-1,0,1}}", "[32,48]{1,0}", True, True, ["{-1,-1,0,1}", "{-1,0}"], "{-1,-1,1,-1}p{0}", paddle=PADDLE_K,
+        **K_MISMATCH),
+    Case(MM, "matmul", "fwd", (2, 3), [f"{XM4}{{-1,-1,1,-1}}", "[32,48]{-1,0}", True, True], raises=True),
+    # reverse (x, y, out, trans_x, trans_y); the file's later reverse calls are not re-expressed here
+    Case(MM, "matmul", "bwd", (2, 3), ["[64,32]{-1,-1}", "[32,48]{-1,-1}", "[64,48]{1,0}", False, False],
+         ins=["{1,-1}p{}", "{-1,0}p{}"], outs=["{1,0}p{}"], ours=(["{-1,-1}", "{-1,0}"], ["{-1,0}"]), **UNEVEN),
+    Case(MM, "matmul", "bwd", (2, 3), ["[1,64,32]{0,-1,1}", "[512,48,32,48]{-1,-1,1,0}", "[512,48,64,48]{1,0,-1,-1}",
+                                       False, False],
+         ins=["{-1,-1,-1}", "{1,0,-1,-1}"], outs=["{1,0,-1,-1}"], ours=(["{-1,-1,-1}", "{-1,0,-1,-1}"], ["{-1,0,-1,-1}"]),
+         proof_shapes={"[1,64,32]": "[1,4,4]", "[512,48,32,48]": "[4,6,4,6]", "[512,48,64,48]": "[4,6,4,6]"}, **UNEVEN),
+]
