@@ -172,3 +172,11 @@ CASES += [
     _max((4,), f"{X2}{{-1,-1}}", [0, 1], True, "{-1,-1}", "{-1,-1}", "bwd", "copy:[1,1]{-1,-1}"),
     # (the file's multi-mesh reverse cases and its other reduce kernels are not re-expressed here)
 ]
+CASES += [
+    _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], False, "{0,-1,-1}", "{0}", "bwd", "copy:[96]{0}"),
+    _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], False, "{-1,-1,-1}", "{-1}", "bwd", "copy:[96]{-1}"),
+    _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], False, "{1,-1,-1}", "{1}", "bwd", "copy:[96]{1}"),
+    _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], True, "{0,-1,-1}", "{0,-1,-1}", "bwd", "copy:[96,1,1]{0,-1,-1}"),
+    # a partial output: x comes back not partial
+    _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], True, "{0,-1,-1}p{}", "{0,-1,-1}", "bwd", "[96,1,1]{0,-1,-1}p{1}"),
+]

@@ -154,3 +154,28 @@ CASES += [
     Case(RS, "reshape", "bwd", (2, 3), [f"{XR}{{-1,-1,-1,-1}}", "[1,72,48,4,6]{-1,1,-1,0,-1}", S5],
          ins=["{1,-1,-1,0}"], outs=["{-1,1,-1,0,-1}"]),
 ]
+
+
+def _rs_bwd(out, x_want, out_want, x=f"{XR}{{-1,-1,-1,-1}}", shape=None, **kw):
+    # The test keeps its shape attribute at [1, 72, 48, 4, 6] while it changes the output's shape
+    # (Paddle's reverse reads the output's shape): the case passes the output's shape as the attribute.
+    shape = shape if shape is not None else [int(v) for v in out[1:out.index("]")].split(",")]
+    return Case(RS, "reshape", "bwd", (2, 3), [x, out, shape], ins=[x_want], outs=[out_want],
+                note="shape attribute = the output's shape", **kw)
+
+
+CASES += [
+    _rs_bwd("[3,24,6,8,24]{1,-1,-1,-1,0}", "{1,-1,-1,0}", "{1,-1,-1,-1,0}"),
+    _rs_bwd("[3,24,6,8,24]{-1,-1,0,-1,1}", "{-1,-1,0,1}", "{-1,-1,0,-1,1}"),
+    _rs_bwd("[6,12,48,24]{-1,-1,0,1}", "{-1,-1,0,1}", "{-1,-1,0,1}"),
+    _rs_bwd("[72,3,16,24]{0,1,-1,-1}", "{0,-1,1,-1}", "{0,1,-1,-1}"),
+    _rs_bwd("[72,3,16,24]{1,-1,-1,-1}", "{1,-1,-1,-1}", "{1,-1,-1,-1}"),
+    _rs_bwd("[1,72,48,4,6]{-1,0,-1,-1,1}", "{0,-1,-1,-1}", "{-1,0,-1,-1,-1}"),
+    _rs_bwd("[3,24,6,8,24]{-1,1,-1,-1,0}", "{-1,-1,-1,0}", "{-1,-1,-1,-1,0}"),
+    # the output spec's shape is the shape attribute [0, 0, -1, 192] itself
+    _rs_bwd("[0,0,-1,192]{0,1,-1,-1}", "{0,1,-1}", "{0,1,-1,-1}", x="[8,1024,3072]{-1,-1,-1}", shape=[0, 0, -1, 192]),
+    _rs_bwd("[0,0,-1,192]{0,1,-1,-1}", "{0,1,-1}", "{0,1,-1,-1}", x="[-1,-1,3072]{-1,-1,-1}", shape=[0, 0, -1, 192],
+            xfail=ENGINE),
+    _rs_bwd("[0,0,-1,192]{0,-1,1,-1}", "{0,-1,1}", "{0,-1,1,-1}", x="[-1,-1,3072]{-1,-1,-1}", shape=[0, 0, -1, 192],
+            xfail=ENGINE),
+]

@@ -292,3 +292,16 @@ CASES += [
     Case(UNIQUE, "unique", "fwd", (2, 2), ["[4,8]{0,-1}", True, True, True, [0], DType("int32")],
          ins=["{-1,-1}"], outs=["{-1,-1}", "{-1}", "{-1}", "{-1}"]),
 ]
+XS4R = "[96,32,48,24]{-1,-1,-1,-1}"
+CASES += [
+    Case(SPLIT, "split_with_num", "bwd", (2, 3), [XS4R, ["copy:[96,32,48,8]{0,1,-1,-1}"] * 3, 3, -1],
+         ins=["{0,1,-1,-1}"], outs=["{0,1,-1,-1}"] * 3),
+    Case(SPLIT, "split", "bwd", (2, 3), [XS4R, ["copy:[32,32,48,24]{-1,1,-1,-1}"] * 3, [32, 32, 32], 0],
+         ins=["{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"] * 3),
+    # sections [32, 32, 32] on axis 2 of size 48, the outputs shaped as for axis 0
+    Case(SPLIT, "split", "bwd", (2, 3), [XS4R, ["copy:[32,32,48,24]{0,-1,1,-1}", "copy:[32,32,48,24]{-1,1,-1,-1}",
+                                                "copy:[32,32,48,24]{-1,-1,-1,-1}"], [32, 32, 32], 2],
+         ins=["{0,-1,-1,-1}"], outs=["{0,-1,-1,-1}"] * 3,
+         differs="sections [32, 32, 32] do not add up to dim 2 (48), nor do the outputs' shapes fit: no split gives them",
+         ours="raises"),
+]
