@@ -180,3 +180,7 @@ CASES += [
     # a partial output: x comes back not partial
     _max((2, 3), f"{X3}{{-1,-1,-1}}", [1, 2], True, "{0,-1,-1}p{}", "{0,-1,-1}", "bwd", "[96,1,1]{0,-1,-1}p{1}"),
 ]
+
+# TestSquaredL2NormSPMDRule runs every test method of the file on squared_l2_norm (a sum of squares)
+CASES += [Case(RED, "squared_l2_norm", c.fn, c.mesh, c.args, ins=c.ins, outs=c.outs, note=c.note)
+          for c in list(CASES) if c.file == RED and c.op == "max"]

@@ -305,3 +305,8 @@ CASES += [
          differs="sections [32, 32, 32] do not add up to dim 2 (48), nor do the outputs' shapes fit: no split gives them",
          ours="raises"),
 ]
+CASES += [
+    # the second grad call: index [8, 4, 48] with an out_grad of x's shape [64, 32, 48]
+    Case(TAA, "take_along_axis", "bwd", (2, 4), [f"{XT3}{{-1,-1,-1}}", f"{IT3}{{-1,-1,-1}}", f"copy:{XT3}{{1,0,-1}}", 1],
+         ins=["{-1,-1,-1}", "{-1,0,-1}", "{-1,0,-1}"], outs=["{-1,-1,-1}"], xfail=ENGINE),
+]
