@@ -53,7 +53,8 @@ def shapes(draw, rank):
 @st.composite
 def calls(draw):
     mesh = draw(st.sampled_from(MESHES))
-    op = draw(st.sampled_from(["add", "multiply", "relu", "softmax", "transpose", "matmul", "default_data_parallel"]))
+    op = draw(st.sampled_from(["add", "multiply", "relu", "softmax", "transpose", "matmul", "default_data_parallel",
+                               "concat", "expand_as", "unsqueeze"]))
     fn = draw(st.sampled_from(["fwd", "bwd"]))
     x_shape = draw(shapes(draw(st.integers(1, 3))))
     rank = len(x_shape)
@@ -75,6 +76,22 @@ def calls(draw):
     elif op == "transpose":
         perm = draw(st.permutations(list(range(rank))))
         ins, attrs, out_shape = [draw(layouts(x_shape, mesh, copy))], [list(perm)], [x_shape[p] for p in perm]
+    elif op == "concat":   # inputs of unequal length along the axis, as the concat test has
+        axis = draw(st.integers(0, rank - 1))
+        shapes_ = [x_shape[:axis] + [draw(st.sampled_from(SIZES))] + x_shape[axis + 1:] for _ in range(draw(st.integers(1, 3)))]
+        ins = [[draw(layouts(sh, mesh, copy, partial=False)) for sh in shapes_]]
+        attrs, out_shape = [axis], None
+    elif op == "expand_as":   # x with size-1 and missing leading dims, broadcast to y
+        y_shape = x_shape
+        xs = [1 if draw(st.booleans()) else d for d in y_shape[draw(st.integers(0, rank - 1)):]]
+        ins = [draw(layouts(xs, mesh, partial=False)), draw(layouts(y_shape, mesh, partial=False))]
+        attrs, out_shape = [list(y_shape)], None
+    elif op == "unsqueeze":
+        axis = sorted(draw(st.sets(st.integers(0, rank), min_size=1, max_size=2)))
+        out_shape = list(x_shape)
+        for a in axis:
+            out_shape.insert(a, 1)
+        ins, attrs = [draw(layouts(x_shape, mesh, copy))], [axis]
     elif op == "relu":
         ins, attrs, out_shape = [draw(layouts(x_shape, mesh, copy))], [], x_shape
     else:  # default_data_parallel: outputs given without a mapping (or mapped, in reverse)
@@ -102,7 +119,7 @@ def _layouts(result):
     return [one(list(result[0])), one(list(result[1]))]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=calls())
 def test_paddle_style_calls_agree_with_paddle_or_are_proven(case, paddle_api):
     ours = _layouts(SPMDKIT.call(case))   # a valid call: spmdkit must answer it
