@@ -24,7 +24,7 @@ ARG_FIELD = {
     "str": "a[{i}].s", "dtype": "a[{i}].s", "int[]": "a[{i}].ints", "int64[]": "a[{i}].ints",
     "float[]": "a[{i}].floats", "bool[]": "a[{i}].ints",
 }
-WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead")
+WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead", "keep_size")
 COUNT_DIM = re.compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
 MERGE = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul", "align": "kAlign"}
 ONES = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}
@@ -174,7 +174,8 @@ def _whole(spec: OpSpec, value) -> list[str]:
     if "keep" in value:
         return [f'call.whole_values({i}, {attr}, {int(value["keep"])}, {int(value.get("per_dim", 1))}, '
                 f'/*align_end=*/{"true" if value.get("align") == "end" else "false"}, '
-                f'/*lead=*/{"true" if value.get("lead") else "false"}, "{attr}");']
+                f'/*lead=*/{"true" if value.get("lead") else "false"}, "{attr}"'
+                + (', /*keep_size=*/true);' if value.get("keep_size") else ");")]
     if spec.attr(attr).type.endswith("[]"):
         return [f'call.whole_axes({i}, {attr}, /*empty_all=*/{"true" if value.get("empty") == "all" else "false"}, '
                 f'"{attr}");']

@@ -136,7 +136,7 @@ def _check_edits(spec, n: Notation) -> None:
             raise _err(spec.where, "'reduce' needs a single output")
     whole = raw.get("whole")
     if whole:
-        tensors = [k for k in whole if k not in ("empty", "keep", "per_dim", "align", "lead")]
+        tensors = [k for k in whole if k not in ("empty", "keep", "per_dim", "align", "lead", "keep_size")]
         if len(tensors) != 1:
             raise _err(spec.where, "'whole' names exactly one input and its attribute")
         _input(spec, tensors[0], "whole")
@@ -146,7 +146,7 @@ def _check_edits(spec, n: Notation) -> None:
                 raise _err(spec.where, "'whole' with 'keep' reads a value per dim; 'empty' is for axis lists")
         else:
             _attr(spec, whole[tensors[0]], ("int", "int64", "int[]", "int64[]"), "whole")
-            extra = [k for k in ("per_dim", "align", "lead") if k in whole]
+            extra = [k for k in ("per_dim", "align", "lead", "keep_size") if k in whole]
             if extra:
                 raise _err(spec.where, f"'whole' option '{extra[0]}' needs 'keep' (a value per dim)")
         if whole.get("lead") and whole.get("align") != "end":

@@ -1,6 +1,7 @@
 // pybind11 module spmdkit._core: the data types and the rule registry, with Paddle 3.3.1's
 // Python API (ProcessMesh, TensorDistAttr, DistTensorSpec, get_phi_spmd_rule). Arguments are
 // checked against each rule's signature here, so a wrong call raises instead of crashing.
+#include <algorithm>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -40,6 +41,40 @@ std::shared_ptr<ProcessMesh> make_mesh(const py::object& mesh, const py::object&
   std::vector<std::string> names;
   if (!dim_names.is_none()) names = dim_names.cast<std::vector<std::string>>();
   return std::make_shared<ProcessMesh>(std::move(shape), std::move(ids), std::move(names));
+}
+
+// A mesh dim named by index or by name (Paddle's get_dim_size takes either).
+int mesh_dim_index(const ProcessMesh& mesh, const py::object& dim) {
+  if (py::isinstance<py::str>(dim)) {
+    const auto name = dim.cast<std::string>();
+    const auto& names = mesh.dim_names();
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return static_cast<int>(i);
+    throw ValueError("ProcessMesh: no mesh dim named '" + name + "'");
+  }
+  const auto i = dim.cast<int64_t>();
+  if (i < -mesh.ndim() || i >= mesh.ndim())
+    throw ValueError("ProcessMesh: mesh dim " + std::to_string(i) + " out of range for a " + std::to_string(mesh.ndim()) + "-D mesh");
+  return static_cast<int>(i < 0 ? i + mesh.ndim() : i);
+}
+
+py::list nested_ids(const ProcessMesh& mesh, std::size_t depth, std::size_t* next) {
+  py::list out;
+  for (int64_t i = 0; i < mesh.shape()[depth]; ++i) {
+    if (depth + 1 == mesh.shape().size()) out.append(mesh.process_ids()[(*next)++]);
+    else out.append(nested_ids(mesh, depth + 1, next));
+  }
+  return out;
+}
+
+// A spec built from a TensorDistAttr whose dims_mapping was never set (Paddle's tests build
+// output specs that way) is replicated: an empty mapping on a tensor of rank > 0 means "not
+// annotated", not "rank 0".
+TensorDistAttr annotated_or_replicated(const TensorDistAttr& attr, std::size_t rank) {
+  if (attr.rank() != 0 || rank == 0) return attr;
+  TensorDistAttr a = attr;
+  a.set_dims_mapping(std::vector<int64_t>(rank, -1));
+  return a;
 }
 
 // ---- argument parsing ----------------------------------------------------------------------
@@ -82,13 +117,20 @@ int64_t as_int(const CallSite& where, const Param& p, std::size_t pos, const py:
 void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py::handle& h, Arg* a) {
   switch (p.kind) {
     case ArgKind::kTensor:
-      if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
+      if (!(a->tensor = as_tensor(h))) {
+        // Paddle's binding reads a one-element list where one tensor is due (its pad test passes [x]).
+        if ((py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) && py::len(h) == 1)
+          a->tensor = as_tensor(py::reinterpret_borrow<py::sequence>(h)[0]);
+        if (!a->tensor) bad_arg(where, p, pos, h);
+      }
       return;
     case ArgKind::kOptionalTensor:
       if (h.is_none()) a->tensor = &absent_tensor();
       else if (!(a->tensor = as_tensor(h))) bad_arg(where, p, pos, h);
-      // Paddle's convention for an absent optional tensor: a spec of shape [] and mapping [].
-      else if (a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) a->tensor = &absent_tensor();
+      // Paddle's conventions for an absent optional tensor: a spec of shape [] and mapping [],
+      // or one whose dist attr was never given a mesh (its tests pass DistTensorSpec([0], TensorDistAttr())).
+      else if ((a->tensor->rank() == 0 && a->tensor->attr.rank() == 0) || !a->tensor->attr.mesh())
+        a->tensor = &absent_tensor();
       return;
     case ArgKind::kOutputTensor:  // a 0-D output is real; the engines read Paddle's empty spec
       if (h.is_none()) a->tensor = &absent_tensor();
@@ -319,6 +361,20 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("process_ids", &ProcessMesh::process_ids)
       .def_property_readonly("dim_names", &ProcessMesh::dim_names)
       .def_property_readonly("ndim", &ProcessMesh::ndim)
+      .def_property_readonly("size", &ProcessMesh::size)
+      .def_property_readonly("mesh", [](const ProcessMesh& a) {
+        std::size_t next = 0;
+        return a.ndim() == 0 ? py::list() : nested_ids(a, 0, &next);
+      })
+      .def("get_dim_size", [](const ProcessMesh& a, const py::object& d) { return a.dim_size(mesh_dim_index(a, d)); },
+           py::arg("dim"))
+      .def("dim_size", [](const ProcessMesh& a, const py::object& d) { return a.dim_size(mesh_dim_index(a, d)); },
+           py::arg("dim"))
+      .def("contains", [](const ProcessMesh& a, int64_t pid) {
+        const auto& ids = a.process_ids();
+        return std::find(ids.begin(), ids.end(), pid) != ids.end();
+      }, py::arg("process_id"))
+      .def("empty", [](const ProcessMesh& a) { return a.size() == 0; })
       .def("__eq__", [](const ProcessMesh& a, const py::object& b) {
         return py::isinstance<ProcessMesh>(b) && a == b.cast<const ProcessMesh&>();
       })
@@ -383,8 +439,9 @@ PYBIND11_MODULE(_core, m) {
            }));
 
   py::class_<DistMetaTensor>(m, "DistTensorSpec")
+      .def(py::init<>())
       .def(py::init([](const std::vector<int64_t>& shape, const TensorDistAttr& attr) {
-             return DistMetaTensor(shape_from(shape), attr);
+             return DistMetaTensor(shape_from(shape), annotated_or_replicated(attr, shape.size()));
            }),
            py::arg("shape"), py::arg("dist_attr"))
       // Paddle's tests copy a spec and then change the copy (reverse tests start from a forward spec).

@@ -180,7 +180,7 @@ EinsumCall& EinsumCall::whole_axes(int input, int64_t axis, const char* attr) {
 }
 
 EinsumCall& EinsumCall::whole_values(int input, const std::vector<int64_t>& values, int64_t keep, int per_dim,
-                                     bool align_end, bool lead, const char* attr) {
+                                     bool align_end, bool lead, const char* attr, bool keep_size) {
   edits_.push_back({Edit::kWhole, input, &values, 0, false, ReduceType::kSum, 0, attr, false});
   Edit& e = edits_.back();
   e.values = true;
@@ -188,6 +188,7 @@ EinsumCall& EinsumCall::whole_values(int input, const std::vector<int64_t>& valu
   e.per_dim = static_cast<uint8_t>(per_dim < 1 ? 1 : per_dim);
   e.align_end = align_end;
   e.lead = lead;
+  e.keep_size = keep_size;
   return *this;
 }
 
@@ -458,7 +459,7 @@ void EinsumCall::mark_whole(const Edit& e, int k) {
     const int64_t d = first + g;
     if (d < 0) continue;
     for (int64_t j = 0; j < per; ++j)
-      if (v[g * per + j] != e.keep) {
+      if (v[g * per + j] != e.keep && !(e.keep_size && v[g * per + j] == in_[k].t->shape[d])) {
         mark(d);
         break;
       }

@@ -143,9 +143,10 @@ class EinsumCall {
   // By per-dim values: `per_dim` entries per dim, a dim is whole where one differs from `keep`.
   // The list covers every dim (in order), or with `align_end` the last dims (missing leading
   // entries are `keep`); with `lead`, entries before the first dim give the first output new
-  // leading dims, born whole (tile's repeat_times longer than the rank).
+  // leading dims, born whole (tile's repeat_times longer than the rank). With `keep_size` an
+  // entry equal to the dim's size keeps it too (expand's shape: -1 or the size itself).
   EinsumCall& whole_values(int input, const std::vector<int64_t>& values, int64_t keep, int per_dim, bool align_end,
-                           bool lead, const char* attr);
+                           bool lead, const char* attr, bool keep_size = false);
   // Output `output` has input `input`'s shape: the dims `input` broadcasts (the leading dims it
   // lacks, its size-1 dims where the factor is larger) are summed over (a grad's reduction).
   EinsumCall& unbroadcast(int output, int input);
@@ -219,6 +220,7 @@ class EinsumCall {
     uint8_t per_dim = 1;
     bool align_end = false;
     bool lead = false;
+    bool keep_size = false;
     bool empty_all = true;
   };
   // A bound tensor (list elements are bound one by one) and the pattern it follows.

@@ -100,16 +100,20 @@ def test_einsum_bad_equations(mesh2d, spec):
 
 
 # ---- matmul-like --------------------------------------------------------------------------
-def test_fused_gemm_epilogue_bias_is_partial_with_the_output(mesh2d, spec):
+def test_fused_gemm_epilogue_is_never_partial(mesh2d, spec):
     rule = core.get_phi_spmd_rule("fused_gemm_epilogue")
     assert rule.backward_kind is None
     ins, outs = rule.infer_forward(spec(mesh2d, [8, 12], [0, 1]), spec(mesh2d, [12, 6], [1, -1]),
                                    spec(mesh2d, [6], [-1]), False, False)
-    assert dm(ins) == [[0, 1], [1, -1], [-1]]
-    # k (mesh 1) is summed: out is partial, and each rank adds its addend of the bias
-    assert partial(ins[2]) == {1: "sum"}
-    assert dm(outs[0]) == [0, -1] and partial(outs[0]) == {1: "sum"}
+    # k (mesh 1) split would leave the product partial before the bias and the activation:
+    # m, k and n are made whole instead (Paddle's current rule and unit test)
+    assert dm(ins) == [[-1, -1], [-1, -1], [-1]] and not ins[2]._is_partial()
+    assert dm(outs[0]) == [-1, -1] and not outs[0]._is_partial()
     assert dm(outs[1]) == [] and not outs[1]._is_partial()  # reserve_space: a workspace
+    # batch dims keep their splits
+    ins, outs = rule.infer_forward(spec(mesh2d, [4, 8, 12], [0, -1, 1]), spec(mesh2d, [12, 6], [-1, -1]),
+                                   spec(mesh2d, [6], [-1]), False, False)
+    assert dm(ins) == [[0, -1, -1], [-1, -1], [-1]] and dm(outs[0]) == [0, -1, -1] and not outs[0]._is_partial()
     # n split: the bias follows the output's last dim; transposed x ([k, m])
     ins, outs = rule.infer_forward(spec(mesh2d, [12, 8], [-1, 0]), spec(mesh2d, [12, 6], [-1, 1]),
                                    spec(mesh2d, [6], [-1]), True, False)

@@ -31,8 +31,9 @@ def test_wrong_attribute_type(mesh2d, spec):
         core.get_phi_spmd_rule("softmax").infer_forward(x, "last")
     with pytest.raises(TypeError, match=r"'axis' must be list of int, but holds float"):
         core.get_phi_spmd_rule("sum").infer_forward(x, [0.5], False)
+    # (a one-element list is read as its tensor, as Paddle's binding does; two are refused)
     with pytest.raises(TypeError, match=r"argument 0 'x' must be DistTensorSpec, got list"):
-        core.get_phi_spmd_rule("relu").infer_forward([x])
+        core.get_phi_spmd_rule("relu").infer_forward([x, x])
     with pytest.raises(ValueError, match="out of range for int32"):
         core.get_phi_spmd_rule("softmax").infer_forward(x, 2**40)
 

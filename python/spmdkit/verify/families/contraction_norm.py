@@ -50,6 +50,11 @@ def _softmax(x, axis):
 def cross_entropy_with_softmax(x, label, soft_label, use_softmax, numeric_stable_mode, ignore_index, axis):
     """(softmax, loss): loss has x's shape with size 1 at `axis`."""
     axis = axis % x.ndim
+    # Paddle's shape check (numpy would broadcast a label of the wrong shape): a soft label has
+    # x's shape, a hard one x's shape with 1 at axis.
+    want = tuple(x.shape) if soft_label else tuple(1 if d == axis else n for d, n in enumerate(x.shape))
+    if tuple(np.shape(label)) != want:
+        raise ValueError(f"label has shape {list(np.shape(label))}, {'soft' if soft_label else 'hard'} labels need {list(want)}")
     p = _softmax(x, axis) if use_softmax else x
     logp = np.log(p)
     if soft_label:

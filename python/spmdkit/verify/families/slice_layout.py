@@ -1,5 +1,5 @@
 """Samplers and kernels of the layout / slice / concat / split ops (slice_layout family):
-tile, roll, pad, expand_as's grad, slice, strided_slice, concat, stack, add_n, split,
+expand, tile, roll, pad, expand_as's grad, slice, strided_slice, concat, stack, add_n, split,
 split_with_num, unbind and reshape's grad. (one_hot's kernel and sampler live in contraction_norm.)
 """
 from __future__ import annotations
@@ -19,6 +19,14 @@ def _roll(x, shifts, axis):
     if not len(axis):
         return np.roll(x, int(shifts[0]))
     return np.roll(x, [int(s) for s in shifts], tuple(int(a) for a in axis))
+
+
+@kernel
+def expand(x, shape):
+    """Paddle's expand: broadcast x to shape, where -1 keeps x's size (leading entries add dims)."""
+    lead = len(shape) - x.ndim
+    target = [int(s) if s != -1 else x.shape[i - lead] for i, s in enumerate(shape)]
+    return np.broadcast_to(x, target).copy()
 
 
 @kernel
@@ -127,6 +135,14 @@ def tile(rng, mesh, opts):
     n = int(rng.integers(0, len(x.shape) + 2)) if rng.random() < 0.9 else 0
     reps = [int(rng.choice([1, 1, 1, 2, 3])) for _ in range(n)]
     return Sample([x], {"repeat_times": reps})
+
+
+@sampler
+def expand(rng, mesh, opts):
+    """Dims of size 1 (broadcast to 2-3), kept dims given as -1 or as their size, new leading dims."""
+    x = tensor(rng, [1 if rng.random() < 0.3 else d for d in random_shape(rng, _rank(rng, 1, 3), mesh)], mesh, opts)
+    shape = [int(rng.choice([2, 3])) if d == 1 else int(rng.choice([-1, d])) for d in x.shape]
+    return Sample([x], {"shape": [int(rng.choice([1, 2, 3])) for _ in range(int(rng.integers(0, 2)))] + shape})
 
 
 def _roll_attrs(rng, rank):
