@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from ..reshard.hlo_collectives import collective_bytes
+from ..reshard.hlo_collectives import _group_size, collective_bytes
 
 _KINDS = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-reduce": "all_reduce",
           "all-to-all": "all_to_all", "collective-permute": "collective_permute"}
-_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%[\w.\-]+\s*=\s*(?P<type>.+?)\s+(?P<op>[\w\-]+)\(")
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%[\w.\-]+\s*=\s*(?P<type>.+?)\s+(?P<op>[\w\-]+)\((?P<rest>.*)$")
 
 
 def tensor_collectives(hlo_text: str) -> dict[str, int]:
@@ -27,6 +27,8 @@ def tensor_collectives(hlo_text: str) -> dict[str, int]:
         n = len(re.findall(r"[a-z]+\d*\[", t)) if t.startswith("(") else 1
         if m.group("op").endswith("-start") and t.startswith("("):
             n = max(1, n // 2)  # an async start's type is (operands, results)
+        if op == "all-to-all" and t.startswith("("):
+            n = max(1, n // (_group_size(m.group("rest")) or n))  # a tuple all-to-all: one piece per device
         counts[_KINDS[op]] += n
     return counts
 

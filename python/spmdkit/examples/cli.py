@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("train", help="train an example (MLP, GPT block) partitioned by spmdkit, "
                                             "checked against one device")
     add_arguments(p)
-    p.set_defaults(handler=main)
+    p.set_defaults(fn=main, handler=main)   # spmdkit.cli dispatches on args.fn
 
 
 def _argv(args) -> list[str]:
