@@ -97,5 +97,6 @@ def test_train_command_runs_an_example_and_prints_the_report():
                           env=worker_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     out = proc.stdout
-    assert out.count("one device") == 5 and "compiled HLO" in out and "[ok] every gradient within 1e-5" in out
+    assert sum(line.startswith("step ") and "one device" in line for line in out.splitlines()) == 5
+    assert "compiled HLO" in out and "[ok] every gradient within 1e-5" in out and "per-step time" in out
     assert "FAIL" not in out and "+-----" in out

@@ -12,7 +12,7 @@ import time
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, PartitionSpec
 
 from ..dist import parallelize, visualize
 from ..dist.compare import compiled_report, counts_text, xla_auto_report
@@ -46,6 +46,21 @@ def max_abs(a, b) -> float:
     return float(np.max(np.abs(host(a).astype(np.float64) - host(b).astype(np.float64)), initial=0.0))
 
 
+def _timed(fn, args):
+    t = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    return out, (time.perf_counter() - t) * 1e3
+
+
+def _named_tree(mesh, entries, tree, what):
+    """NamedShardings shaped like `tree`, from placements entries as parallelize reads them."""
+    jm = mesh.jax_mesh()
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    named = [NamedSharding(jm, to_spec(e, mesh, np.shape(x)) if e else PartitionSpec())
+             for e, x in zip(flat_placements(entries, tree, what), leaves)]
+    return jax.tree_util.tree_unflatten(treedef, named)
+
+
 def run(model: str = "gpt", mesh_key: str = "2x2", steps: int = 5, optimizer: str = "adamw",
         strategy: str = "propagate", device_ids=None, xla: bool = True) -> dict:
     setup = SETUPS[model](mesh_key)
@@ -66,33 +81,27 @@ def run(model: str = "gpt", mesh_key: str = "2x2", steps: int = 5, optimizer: st
     reference = jax.jit(step)
 
     row = {"case": f"{model}-{mesh_key}-{optimizer}", "strategy": strategy, "steps": []}
-    if xla:
-        jm = mesh.jax_mesh()
-        named = lambda entries, tree, what: [NamedSharding(jm, to_spec(e or [], mesh, np.shape(x)) if e else  # noqa: E731
-                                                           jax.sharding.PartitionSpec())
-                                             for e, x in zip(flat_placements(entries, tree, what),
-                                                             jax.tree_util.tree_leaves(tree))]
-        in_sh = named((pp, sp, bp, bp), args, "in_placements")
-        out_tree = jax.eval_shape(step, *args)
-        out_sh = named((pp, sp, None, pp), out_tree, "out_placements")
-        treedef_in = jax.tree_util.tree_structure(args)
-        treedef_out = jax.tree_util.tree_structure(out_tree)
-        xla_rep, _ = xla_auto_report(step, args, jax.tree_util.tree_unflatten(treedef_in, in_sh),
-                                     jax.tree_util.tree_unflatten(treedef_out, out_sh))
-        row["xla"] = xla_rep
-    ours_state, ref_state = args, args
+    auto = None
+    if xla:  # XLA's own partitioning of the same step, same input and output shardings
+        in_sh = _named_tree(mesh, (pp, sp, bp, bp), args, "in_placements")
+        out_sh = _named_tree(mesh, (pp, sp, None, pp), jax.eval_shape(step, *args), "out_placements")
+        row["xla"], auto = xla_auto_report(step, args, in_sh, out_sh)
+    states = {"ours": args, "ref": args, "xla": args}
     for i in range(steps):
-        t = time.perf_counter()
-        out = jax.block_until_ready(ours(*ours_state))
-        ms = (time.perf_counter() - t) * 1e3
-        ref = jax.block_until_ready(reference(*ref_state))
-        grads = {k: max_abs(out[3][k], ref[3][k]) for k in sorted(ref[3])}
+        out, ms = _timed(ours, states["ours"])
+        ref, ref_ms = _timed(reference, states["ref"])
         loss, ref_loss = float(host(out[2])), float(ref[2])
-        row["steps"].append({"loss": loss, "ref_loss": ref_loss, "loss_diff": abs(loss - ref_loss),
-                             "grad_diff": grads, "param_diff": max(max_abs(out[0][k], ref[0][k]) for k in ref[0]),
-                             "ms": ms})
-        ours_state = (out[0], out[1], inputs, targets)
-        ref_state = (ref[0], ref[1], inputs, targets)
+        record = {"loss": loss, "ref_loss": ref_loss, "loss_diff": abs(loss - ref_loss),
+                  "grad_diff": {k: max_abs(out[3][k], ref[3][k]) for k in sorted(ref[3])},
+                  "param_diff": max(max_abs(out[0][k], ref[0][k]) for k in ref[0]), "ms": ms, "ref_ms": ref_ms}
+        if auto is not None:
+            got, record["xla_ms"] = _timed(auto, states["xla"])
+            record["xla_loss_diff"] = abs(float(host(got[2])) - ref_loss)
+            states["xla"] = (got[0], got[1], inputs, targets)
+        row["steps"].append(record)
+        states["ours"] = (out[0], out[1], inputs, targets)
+        states["ref"] = (ref[0], ref[1], inputs, targets)
+    ours_state = states["ours"]
     plan = ours.plan
     row.update({"plan": {"counts": plan.collectives, "bytes": plan.bytes_per_device, "cost_us": plan.cost_us},
                 "hlo": hlo, "partition_s": plan_s,
@@ -123,7 +132,12 @@ def report(row: dict) -> str:
         worst = max(s["grad_diff"], key=s["grad_diff"].get)
         lines.append(f"step {i}: loss {s['loss']:.6f}  one device {s['ref_loss']:.6f}  |diff| {s['loss_diff']:.1e}"
                      f"  max grad diff {s['grad_diff'][worst]:.1e} ({worst}, {len(s['grad_diff'])} grads)"
-                     f"  params {s['param_diff']:.1e}  {s['ms']:.1f} ms")
+                     f"  params {s['param_diff']:.1e}  {s['ms']:.1f} ms"
+                     + (f" (XLA auto {s['xla_ms']:.1f} ms)" if "xla_ms" in s else "") + f" (one device {s['ref_ms']:.1f} ms)")
+    later = row["steps"][1:] or row["steps"]   # the first step compiles
+    med = lambda key: float(np.median([s[key] for s in later])) if key in later[0] else float("nan")  # noqa: E731
+    lines.append(f"per-step time (median after the first): ours {med('ms'):.1f} ms, XLA auto {med('xla_ms'):.1f} ms, "
+                 f"one device {med('ref_ms'):.1f} ms")
     p, h = row["plan"], row["hlo"]
     lines.append(f"collectives per step, our plan:     {counts_text(p['counts'])}; {p['bytes']:.0f} B/device; "
                  f"modeled {p['cost_us']:.1f} us")
