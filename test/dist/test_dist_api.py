@@ -16,7 +16,7 @@ from spmdkit.dist.placements import dim_axes, placements_of_spec, to_spec
 from spmdkit.partition import PartitionError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_support import has_jax_rules  # noqa: E402
+from dist_support import has_jax_rules, has_propagation  # noqa: E402
 
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
 
@@ -91,9 +91,13 @@ def test_parallelize_names_the_argument_whose_placements_do_not_fit_the_mesh():
 
 
 @pytest.mark.skipif(not has_jax_rules(), reason="this build of spmdkit._core has no jax.* rules")
-def test_parallelize_names_the_op_without_a_rule():
+@pytest.mark.parametrize("strategy", ["complete", "propagate"])
+def test_parallelize_names_the_op_without_a_rule(strategy):
+    if strategy == "propagate" and not has_propagation():
+        pytest.skip("this build of spmdkit._core has no propagation engine")
+    # propagation leaves the op opaque; the partitioner then refuses it by name
     with pytest.raises(PartitionError, match="op 'jax.cbrt'.*no sharding rule"):
-        parallelize(lambda x: jnp.cbrt(x) * 2.0, MESH, ([Shard(0), Replicate()],), strategy="complete",
+        parallelize(lambda x: jnp.cbrt(x) * 2.0, MESH, ([Shard(0), Replicate()],), strategy=strategy,
                     example_args=(np.ones((4, 4), np.float32),))
 
 
