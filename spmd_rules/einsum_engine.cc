@@ -484,9 +484,12 @@ void EinsumCall::check_sizes(bool is_input, int k) {
     if (slot.n != 1) continue;
     Factor& f = factors_[slot.f[0]];
     if (f.any_size) continue;  // resized by the op: each tensor has its own size
-    const bool batch = ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_;
+    // A size-1 dim broadcasts against any size: a batch dim, or any label of an einsum equation
+    // (numpy's and Paddle's einsum broadcast size-1 dims of a label).
+    const bool batch = (ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_) ||
+                       (eq_text_ && !f.born);
     if (size < 0) continue;                // unknown (dynamic) size: nothing to check
-    if (size == 1 && batch) {              // broadcasts against any size
+    if (size == 1 && batch) {
       if (f.size < 0) f.size = 1;
       continue;
     }
@@ -1114,6 +1117,7 @@ TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) c
   for (std::size_t d = 0; d < slots.size(); ++d) {
     const Slot& slot = slots[d];
     if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    if (slot.one && slot.n == 1 && factors_[slot.f[0]].size > 1) continue;  // it broadcasts: whole
     a.set_dim(d, factors_[slot.f[0]].mesh);
   }
   return a;
@@ -1174,6 +1178,7 @@ uint64_t EinsumCall::partial_keepers() const {
 bool EinsumCall::lacks(std::size_t out, int factor) const {
   for (const Slot& slot : out_slots_[out]) {
     if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    if (slot.one && slot.n == 1 && factors_[slot.f[0]].size > 1) continue;  // a broadcast dim sums over it
     for (int i = 0; i < slot.n; ++i)
       if (slot.f[i] == factor) return false;
   }

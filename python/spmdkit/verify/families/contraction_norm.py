@@ -168,7 +168,20 @@ def _einsum_parse(equation, shapes):
 
 @kernel
 def einsum(equation, xs):
-    return np.einsum(equation, *xs)
+    """numpy's einsum, and Paddle's result that repeats a label ("ij->ii"): the values on its
+    diagonal, zeros elsewhere."""
+    ins, out = _einsum_parse(equation, [x.shape for x in xs])
+    uniq = list(dict.fromkeys(out))
+    if len(uniq) == len(out):
+        return np.einsum(equation, *xs)
+    r = np.einsum(",".join("".join(o) for o in ins) + "->" + "".join(uniq), *xs)
+    res = np.zeros(tuple(r.shape[uniq.index(l)] for l in out))
+    grid = np.indices(r.shape, sparse=True)
+    res[tuple(grid[uniq.index(l)] for l in out)] = r
+    return res
+
+
+einsum_kernel = einsum  # the sampler of the same name below takes the module name
 
 
 @kernel
@@ -194,6 +207,9 @@ def einsum_grad(equation, xs, out_grad):
                 operands.append(np.ones(size[l]))
                 subs.append(l)
         g = np.einsum(",".join(subs) + "->" + "".join(uniq), *operands)
+        # A size-1 dim of x_i broadcast against a larger one: its grad sums over that dim.
+        g = np.sum(g, axis=tuple(d for d, l in enumerate(uniq) if size[l] == 1 and g.shape[d] > 1), keepdims=True)
+        g = np.broadcast_to(g, tuple(size[l] for l in uniq))  # ... or the others broadcast against x_i
         if len(uniq) == len(labels):
             grads.append(g)
             continue
@@ -539,8 +555,17 @@ def _einsum_case(rng, mesh):
         result = [l for l in result if not any(o.count(l) > 1 for o in ops)] if rng.random() < 0.5 else result
     dots = lambda k: "..." if k or (ell and rng.random() < 0.3) else ""
     lhs = ",".join(dots(k) + "".join(o) for k, o in zip(ell_k, ops))
-    eq = lhs if implicit else lhs + "->" + ("..." if ell else "") + "".join(dict.fromkeys(result))
+    result = list(dict.fromkeys(result))
+    if result and not implicit and rng.random() < 0.05:  # a label twice in the result (Paddle's "ij->ii")
+        result.insert(int(rng.integers(len(result) + 1)), result[int(rng.integers(len(result)))])
+    eq = lhs if implicit else lhs + "->" + ("..." if ell else "") + "".join(result)
     shapes = [tuple(ell_sizes[n_ell - k:]) + tuple(size[l] for l in o) for k, o in zip(ell_k, ops)]
+    shared = [l for l in dict.fromkeys(present) if sum(l in o for o in ops) > 1 and size[l] > 1]
+    if shared and rng.random() < 0.1:  # a size-1 dim of a label broadcast against the larger one
+        l = shared[int(rng.integers(len(shared)))]
+        i = next(i for i, o in enumerate(ops) if l in o)
+        off = ell_k[i]  # the leading dims of operand i are its "..." dims
+        shapes[i] = tuple(1 if j >= off and ops[i][j - off] == l else d for j, d in enumerate(shapes[i]))
     return eq, shapes
 
 
@@ -553,7 +578,7 @@ def einsum(rng, mesh, opts):
 @sampler
 def einsum_grad(rng, mesh, opts):
     eq, shapes = _einsum_case(rng, mesh)
-    out = np.einsum(eq, *[np.zeros(s) for s in shapes]).shape
+    out = einsum_kernel(eq, [np.zeros(s) for s in shapes]).shape
     xs = [tensor(rng, s, mesh, opts) for s in shapes]
     cache = [tensor(rng, s, mesh, opts) for s in shapes]  # not read by the grad
     return Sample([xs, cache, tensor(rng, out, mesh, opts)], {"equation": eq})
