@@ -455,12 +455,18 @@ def _attention_shapes(rng, mesh):
     return b, s, t, h, d
 
 
+def _value_head_dim(rng, mesh, d):
+    """v's head dim (out's): q's and k's, or sometimes another size (flash attention allows it)."""
+    return random_dim(rng, mesh) if rng.random() < 0.3 else d
+
+
 @sampler
 def flash_attention(rng, mesh, opts):
     b, s, t, h, d = _attention_shapes(rng, mesh)
+    e = _value_head_dim(rng, mesh, d)
     q = tensor(rng, (b, s, h, d), mesh, opts)
     k = tensor(rng, (b, t, h, d), mesh, opts)
-    v = tensor(rng, (b, t, h, d), mesh, opts)
+    v = tensor(rng, (b, t, h, e), mesh, opts)
     seed = TensorArg((2,), Placement.replicated(1), int_high=1000)
     mask = tensor(rng, (b, 1 if rng.random() < 0.5 else h, s, t), mesh, opts)
     return Sample([q, k, v, seed, mask], {"dropout": 0.0, "causal": bool(rng.integers(2)) and s == t})
@@ -638,14 +644,15 @@ def layer_norm_grad(rng, mesh, opts):
 @sampler
 def flash_attention_grad(rng, mesh, opts):
     b, s, t, h, d = _attention_shapes(rng, mesh)
+    e = _value_head_dim(rng, mesh, d)
     q = tensor(rng, (b, s, h, d), mesh, opts)
     k = tensor(rng, (b, t, h, d), mesh, opts)
-    v = tensor(rng, (b, t, h, d), mesh, opts)
-    out = tensor(rng, (b, s, h, d), mesh, opts)
+    v = tensor(rng, (b, t, h, e), mesh, opts)
+    out = tensor(rng, (b, s, h, e), mesh, opts)
     lse = tensor(rng, (b, h, s), mesh, opts)
     seed = TensorArg((2,), Placement.replicated(1), int_high=1000)
     mask = tensor(rng, (b, 1 if rng.random() < 0.5 else h, s, t), mesh, opts) if rng.random() < 0.7 else None
-    return Sample([q, k, v, out, lse, seed, mask, tensor(rng, (b, s, h, d), mesh, opts)],
+    return Sample([q, k, v, out, lse, seed, mask, tensor(rng, (b, s, h, e), mesh, opts)],
                   {"dropout": 0.0, "causal": bool(rng.integers(2)) and s == t})
 
 
