@@ -19,12 +19,6 @@ std::string DimTrans::to_string() const {
   return "Split(" + s + ", (" + shape + "), " + std::to_string(split_id) + ")";
 }
 
-static int64_t product(const Shape& s, std::size_t from, std::size_t to) {
-  int64_t p = 1;
-  for (std::size_t i = from; i < to; ++i) p *= s[i];
-  return p;
-}
-
 Shape resolve_reshape_target(const std::string& op, const Shape& src, const std::vector<int64_t>& shape) {
   if (shape.size() > kMaxRank) throw ValueError(op + ": attribute 'shape' has more than " + std::to_string(kMaxRank) + " dims");
   // An input dim of unknown size (-1, a dynamic dim) is only allowed where the shape copies it
@@ -235,7 +229,9 @@ SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x_in, co
 SpmdInfo dim_trans_reverse(const std::string& op, const DistMetaTensor& x, const DistMetaTensor& out,
                            const Shape& out_shape, const DimTransList& trans, DimTransOptions options) {
   const bool keep_partial = options.keep_partial;
-  check_x(op, "input", "x", x);
+  // Only x's shape is read here (its layout is what this infers), so its dims_mapping is not
+  // checked: Paddle's own tests give a reverse rule an x whose shape was changed alone.
+  (void)x;
   check_x(op, "output", "out", out);
   if (out.shape.size() != out_shape.size())
     throw ValueError(op + ": output 'out' has rank " + std::to_string(out.rank()) + ", but the attributes give rank " +
