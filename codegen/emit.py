@@ -332,6 +332,13 @@ def einsum_options(spec: OpSpec) -> list[str]:
     if raw.get("reverse_sources"):
         outs = [o.name for o in spec.outputs]
         fields += [f"o.reverse_sources[{i}] = {outs.index(t) + 1};" for i, t in enumerate(raw["reverse_sources"])]
+    flat = raw.get("flattened") or []  # tensors that may be given with one dim: their pattern flattened
+    ins = [spec.input_index(t) for t in flat if t in [i.name for i in spec.inputs]]
+    outs = [[o.name for o in spec.outputs].index(t) for t in flat if t in [o.name for o in spec.outputs]]
+    if ins:
+        fields.append("o.flat_inputs = " + " | ".join(f"(1u << {i})" for i in ins) + ";")
+    if outs:
+        fields.append("o.flat_outputs = " + " | ".join(f"(1u << {i})" for i in outs) + ";")
     if raw.get("unreturned"):
         fields.append("o.unreturned = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in raw["unreturned"]) + ";")
     return fields

@@ -192,6 +192,9 @@ def _check_edits(spec, n: Notation) -> None:
         raise _err(spec.where, "'reverse_sources' names at most 8 outputs")
     for t in raw.get("unreturned") or []:
         _input(spec, t, "unreturned")
+    for t in raw.get("flattened") or []:
+        if not any(x.name == t for x in list(spec.inputs) + list(spec.outputs)):
+            raise _err(spec.where, f"'flattened' names '{t}', which is neither an input nor an output")
     if raw.get("equation"):
         _attr(spec, raw["equation"], ("str",), "equation")
     for key in ("like", "accumulate"):

@@ -329,7 +329,7 @@ void EinsumCall::resolve_inputs() {
                          ", which does not fit its pattern");
     } else {
       opt_present[k] = optional > 0 && rank == fixed + optional;
-      if (rank != fixed && !opt_present[k])
+      if (rank != fixed && !opt_present[k] && !given_flat(true, k, static_cast<std::size_t>(fixed)))
         throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) + ", but must have rank " +
                          std::to_string(fixed) + (optional ? " or " + std::to_string(fixed + optional) : ""));
     }
@@ -382,6 +382,7 @@ void EinsumCall::resolve_inputs() {
           throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
+    if (given_flat(true, k, s.size())) flatten_slots(s);
   }
 }
 
@@ -675,6 +676,7 @@ void EinsumCall::resolve_outputs() {
       const std::size_t n = out_[k].t->rank() - s.size();
       for (std::size_t e = 0; e < n; ++e) s.insert(static_cast<std::size_t>(rest_at), Slot());
     }
+    if (given_flat(false, k, s.size())) flatten_slots(s);
   }
   for (const Slots& s : out_slots_)
     for (const Slot& slot : s)
@@ -1110,6 +1112,7 @@ void EinsumCall::merge(bool from_outputs) {
     const int8_t a = letter_factor_[e.letter - 'a'], b = letter_factor_[static_cast<char>(e.axis) - 'a'];
     if (a >= 0 && b >= 0 && !factors_[b].mesh.empty()) factors_[a].mesh.clear();
   }
+  whole_flat_tails();
 }
 
 TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) const {

@@ -84,6 +84,10 @@ struct EinsumOptions {
                                           // rule neither binds nor returns
   uint8_t reverse_sources[8] = {};        // reverse: the outputs that propose, in this order (output
                                           // argument + 1; 0 ends the list; empty: every output)
+  // Tensors (a bit per input / output argument) that may be given with one dim where their
+  // pattern has several: read as the flattening of those dims (Paddle's kernels hold layer_norm's
+  // mean as [prod(leading dims)]); see einsum_flatten.cc.
+  uint32_t flat_inputs = 0, flat_outputs = 0;
 };
 
 struct EinsumRule {
@@ -233,6 +237,9 @@ class EinsumCall {
   void apply_input_edits();
   void apply_output_edits();
   void check_sizes(bool is_input, int i);
+  bool given_flat(bool is_input, std::size_t k, std::size_t pattern_rank) const;  // einsum_flatten.cc
+  static void flatten_slots(Slots& s);
+  void whole_flat_tails();
   void mark_whole(const Edit& e, int k);
   void merge(bool from_outputs);
   void collect(bool from_outputs);

@@ -129,6 +129,9 @@ DOCUMENTED.update({
         (_both(lambda case, paddle: case.inputs[1] is None or case.inputs[2] is None,
                rejected(r"ndim of (scale|bias) in instance_norm should be 1")),
          "Paddle's instance_norm rule rejects an absent scale or bias, which instance_norm allows"),
+        (rejected(r"ndim of saved_(mean|variance) in instance_norm should be 2"),
+         "Paddle's instance_norm grad rule rejects the 1-D saved_mean / saved_variance ([N*C]) that "
+         "Paddle's own kernel produces"),
         (lambda case, paddle: _split(case.inputs[0], 1) and wrong(r"kernel fails on its shards|local \w+ has shape|"
                                                                   r"is not its shard")(case, paddle),
          "Paddle keeps x's channels split but asks for scale and bias whole (and makes their grads whole "

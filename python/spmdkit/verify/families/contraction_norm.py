@@ -269,9 +269,10 @@ def instance_norm(x, scale, bias, epsilon=1e-5):
 
 @kernel
 def instance_norm_grad(x, scale, saved_mean, saved_variance, y_grad, epsilon=1e-5):
-    """(x_grad, scale_grad, bias_grad) from the saved mean and 1/std."""
+    """(x_grad, scale_grad, bias_grad) from the saved mean and 1/std ([N, C], or [N*C] as Paddle's
+    kernel holds them)."""
     axes, shape = _spatial(x), (1, -1) + (1,) * (x.ndim - 2)
-    ex = saved_mean.shape + (1,) * len(axes)
+    ex = x.shape[:2] + (1,) * len(axes)
     xhat = (x - saved_mean.reshape(ex)) * saved_variance.reshape(ex)
     g = y_grad * (scale.reshape(shape) if scale is not None else 1.0)
     n = np.prod([x.shape[a] for a in axes]) if axes else 1
@@ -283,10 +284,11 @@ def instance_norm_grad(x, scale, saved_mean, saved_variance, y_grad, epsilon=1e-
 
 @kernel
 def layer_norm_grad(x, scale, bias, mean, variance, out_grad, epsilon=1e-5, begin_norm_axis=1):
-    """(x_grad, scale_grad, bias_grad); mean and variance have x's leading dims."""
+    """(x_grad, scale_grad, bias_grad); mean and variance have x's leading dims, or are them
+    flattened (1-D, as Paddle's kernel holds them)."""
     b = begin_norm_axis % x.ndim if x.ndim else 0
     axes = tuple(range(b, x.ndim))
-    ex = mean.shape + (1,) * len(axes)
+    ex = x.shape[:b] + (1,) * len(axes)
     inv = 1.0 / np.sqrt(np.abs(variance.reshape(ex)) + epsilon)  # random inputs: any sign
     xhat = (x - mean.reshape(ex)) * inv
     g = out_grad * (scale.reshape(x.shape[b:]) if scale is not None else 1.0)
@@ -624,6 +626,8 @@ def instance_norm(rng, mesh, opts):
 def instance_norm_grad(rng, mesh, opts):
     shape = _instance_shape(rng, mesh)
     c, nc = (shape[1],), shape[:2]
+    if rng.random() < 0.3:  # 1-D, as Paddle's kernel holds them
+        nc = (nc[0] * nc[1],)
     stats = [tensor(rng, nc, mesh, opts, allow_partial=False) for _ in range(2)]
     return Sample([tensor(rng, shape, mesh, opts), _param(rng, c, mesh, opts), _param(rng, c, mesh, opts)]
                   + stats + [tensor(rng, shape, mesh, opts)])
@@ -635,9 +639,10 @@ def layer_norm_grad(rng, mesh, opts):
     shape = random_shape(rng, _rank(rng, 2, 4), mesh)
     b = int(rng.integers(1, len(shape)))
     n = (prod(shape[b:]),)
+    stats = (prod(shape[:b]),) if rng.random() < 0.3 else shape[:b]  # 1-D, as Paddle's kernel holds them
     return Sample([tensor(rng, shape, mesh, opts), _param(rng, n, mesh, opts), _param(rng, n, mesh, opts),
-                   tensor(rng, shape[:b], mesh, opts, allow_partial=False),
-                   tensor(rng, shape[:b], mesh, opts, allow_partial=False),
+                   tensor(rng, stats, mesh, opts, allow_partial=False),
+                   tensor(rng, stats, mesh, opts, allow_partial=False),
                    tensor(rng, shape, mesh, opts)], {"begin_norm_axis": b})
 
 
