@@ -276,6 +276,9 @@ def count_setup(spec: OpSpec) -> list[str]:
         else:
             n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
         lines.append(f'call.output_count({j}, {n}, "{attr}");')
+    for attr, where in (spec.raw.get("sizes") or {}).items():  # "x[axis]": the sizes add up to that dim
+        tensor, axis = COUNT_DIM.fullmatch(where).groups()
+        lines.append(f'check_section_sizes(rule.op, "{attr}", {attr}, "{axis}", {axis}, {tensor});')
     return lines
 
 

@@ -192,6 +192,11 @@ def _check_edits(spec, n: Notation) -> None:
         raise _err(spec.where, "'reverse_sources' names at most 8 outputs")
     for t in raw.get("unreturned") or []:
         _input(spec, t, "unreturned")
+    for attr, where in (raw.get("sizes") or {}).items():
+        _attr(spec, attr, ("int[]",), "sizes")
+        tensor, axis = where[:-1].split("[")
+        _input(spec, tensor, "sizes")
+        _attr(spec, axis, ("int", "int64"), "sizes")
     for t in raw.get("flattened") or []:
         if not any(x.name == t for x in list(spec.inputs) + list(spec.outputs)):
             raise _err(spec.where, f"'flattened' names '{t}', which is neither an input nor an output")
