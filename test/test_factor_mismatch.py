@@ -237,3 +237,191 @@ def test_reshape_dynamic_dims_that_cannot_be_copied_raise():
                        "reshape", "forward", (2, 3), [T([-1, 6], [0, 1])], [[-1]])
     raises_value_error(r"flatten: input 'x' has unknown size at dim 0, which the flatten merges",
                        "flatten", "forward", (2, 3), [T([-1, 4, 6], [0, -1, 1])], [0, 1])
+
+
+# ---- DimTrans reverse reads only x's shape ------------------------------------------------------
+def test_unsqueeze_reverse_ignores_a_stale_x_mapping():
+    """Paddle's test changes x's shape but not its dims_mapping before a reverse call."""
+    from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
+    mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]])
+    a = TensorDistAttr()
+    a.process_mesh, a.dims_mapping = mesh, [-1, -1]
+    x, out = DistTensorSpec([8, 16], a), DistTensorSpec([8, 16], a)
+    x.shape, out.shape = [1, 8, 16], [1, 1, 8, 16]
+    out.set_dims_mapping([-1, 0, 1, -1])
+    ins, outs = core.get_phi_spmd_rule("unsqueeze").infer_backward(x, out, [0])
+    assert (ins[0].dims_mapping, outs[0].dims_mapping) == ([-1, 1, -1], [-1, -1, 1, -1])
+    same_answer("unsqueeze", "reverse", (2, 4), [T([1, 8, 16], [-1, -1, -1])], [T([1, 1, 8, 16], [-1, 0, 1, -1])], [[0]])
+
+
+# ---- issue 8: 1-D norm statistics -----------------------------------------------------------------
+def _flat_stats(spec):
+    """The spec with a kernel that returns the statistics 1-D, as Paddle's kernels hold them."""
+    return replace(spec, kernel=f"(lambda r: (r[0],) + tuple(np.reshape(t, -1) for t in r[1:]))({spec.kernel})")
+
+
+@pytest.mark.parametrize("mesh,out_d,mean_d,expect_x", [
+    ((2, 2), [0, 1, -1], [0], [0, -1, -1]),      # the flattened mean keeps only the leading split
+    ((2, 2), [-1, -1, -1], [0], [0, -1, -1]),
+    ((2, 3), [1, 0, -1], [1], [1, -1, -1]),
+    ((3, 2), [-1, 1, -1], [-1], [-1, -1, -1]),   # a split of the second dim cannot be a block of it
+])
+def test_layer_norm_reverse_takes_a_1d_mean(mesh, out_d, mean_d, expect_x):
+    args = [T([6, 4, 8], [-1, -1, -1]), T([8], [-1]), T([8], [-1])]
+    outs = [T([6, 4, 8], out_d), T([24], mean_d), T([24], mean_d)]
+    ins, got, verdict = run(ours(), "layer_norm", "reverse", mesh, args, outs, [1e-5, 2],
+                            spec=_flat_stats(SPECS["layer_norm"]))
+    assert verdict, verdict.reason
+    assert dims(ins)[0] == expect_x and [p.ndim for p in got] == [3, 1, 1]
+    # Paddle answers a rank-2 layout for the 1-D mean: no tensor of the kernel has that rank
+    p_ins, p_got = answer(paddle(), "layer_norm", "reverse", mesh, args + outs, [1e-5, 2])
+    assert p_got[1].ndim == 2
+
+
+def test_layer_norm_keeps_paddles_rank_for_a_per_dim_mean():
+    args = [T([6, 4, 8], [-1, -1, -1]), T([8], [-1]), T([8], [-1])]
+    outs = [T([6, 4, 8], [-1, -1, -1]), T([6, 4], [0, 1]), T([6, 4], [-1, 1])]
+    ins, got = same_answer("layer_norm", "reverse", (2, 2), args, outs, [1e-5, 2])
+    assert dims(ins)[0] == [0, 1, -1] and dims(got)[1:] == [[0, 1], [0, 1]]  # Paddle's test
+
+
+@pytest.mark.parametrize("lead,stats,stat_d,expect", [
+    ((4, 3), (12,), [0], [0]), ((4, 3), (12,), [1], [1]), ((4, 3), (4, 3), [0, 1], [0, 1]),
+    ((3, 4), (12,), [0], [-1]),  # 3 rows over 2 ranks: uneven blocks of x's dim 0 are not blocks of [12]
+])
+def test_norm_grads_take_1d_statistics(lead, stats, stat_d, expect):
+    ln = [T(lead + (8,), [-1] * 3), T([8], [-1]), T([8], [-1]), T(stats, stat_d), T(stats, stat_d), T(lead + (8,), [-1] * 3)]
+    ins, outs, verdict = run(ours(), "layer_norm_grad", "forward", (2, 2), ln, [], [1e-5, 2])
+    assert verdict, verdict.reason
+    assert dims(ins)[3] == expect and dims(ins)[0][:1] == expect[:1]
+
+
+@pytest.mark.parametrize("nc,stats,expect_x,expect_stats", [
+    ((4, 3), (12,), [0, -1], [0]),     # 1-D [N*C]: only N keeps its split, C is made whole
+    ((4, 3), (4, 3), [0, 1], [0, 1]),  # Paddle's [N, C]
+    ((3, 4), (12,), [-1, -1], [-1]),   # 3 samples over 2 ranks: not blocks of [N*C]
+])
+def test_instance_norm_grad_takes_1d_statistics(nc, stats, expect_x, expect_stats):
+    xs = nc + (5, 5)  # x settles the layout (sources: [x]); the statistics follow
+    inn = [T(xs, [0, 1, -1, -1]), T([nc[1]], [-1]), T([nc[1]], [-1]), T(stats, [-1] * len(stats)),
+           T(stats, [-1] * len(stats)), T(xs, [-1] * 4)]
+    ins, outs, verdict = run(ours(), "instance_norm", "grad", (2, 2), inn, [], [1e-5])
+    assert verdict, verdict.reason
+    assert dims(ins)[0][:2] == expect_x and dims(ins)[3] == expect_stats
+    if len(stats) == 1:  # Paddle's grad rule refuses the 1-D statistics its kernel produces
+        with pytest.raises(RuleRejected, match="ndim of saved_mean in instance_norm should be 2"):
+            run(paddle(), "instance_norm", "grad", (2, 2), inn, [], [1e-5])
+    else:
+        p_ins, _, _ = run(paddle(), "instance_norm", "grad", (2, 2), inn, [], [1e-5])
+        assert p_ins[3] == ins[3]
+
+
+# ---- issue 8: reduce_base's reverse takes Paddle's 4 arguments --------------------------------------
+def test_reduce_base_reverse_takes_four_arguments():
+    from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
+    mesh = ProcessMesh([[0, 1], [2, 3]])
+
+    def spec(shape, mapping):
+        a = TensorDistAttr()
+        a.process_mesh, a.dims_mapping = mesh, mapping
+        return DistTensorSpec(shape, a)
+    rule = core.get_phi_spmd_rule("reduce_base")
+    four = rule.infer_backward(spec([4, 8, 16], [-1, -1, -1]), spec([4, 16], [0, 1]), [1], False)
+    five = rule.infer_backward(spec([4, 8, 16], [-1, -1, -1]), spec([4, 16], [0, 1]), [1], False, 0)
+    assert [a.dims_mapping for a in four[0] + four[1]] == [a.dims_mapping for a in five[0] + five[1]] == [[0, -1, 1], [0, 1]]
+    # the 5-argument call against Paddle's 4-argument one (the adapter drops reduce_type), executed
+    same_answer("reduce_base", "reverse", (2, 2), [T([4, 8, 16], [-1, -1, -1])], [T([4, 16], [0, 1])], [[1], False, 0])
+
+
+# ---- issue 8: split's sections add up to the axis ---------------------------------------------------
+@pytest.mark.parametrize("sections,message", [
+    ([2, 3], r"split: attribute 'sections' adds up to 5, but dim 1 \('axis'\) of the input has size 8"),
+    ([9, -1], r"adds up to 9 \(and a -1\)"),
+    ([3, -1, -1], r"has -1 more than once"),
+    ([4, -2, 6], r"has size -2"),
+])
+def test_split_rejects_sections_that_do_not_add_up(sections, message):
+    raises_value_error(message, "split", "forward", (2, 2), [T([4, 8, 16], [0, 1, -1])], [sections, 1])
+    # Paddle answers as if they did
+    assert answer(paddle(), "split", "forward", (2, 2), [T([4, 8, 16], [0, 1, -1])], [sections, 1])
+
+
+def test_split_takes_one_inferred_section():
+    ins, outs = same_answer("split", "forward", (2, 2), [T([4, 8, 16], [0, 1, -1])], [], [[2, -1], 1])
+    assert dims(outs) == [[0, -1, -1], [0, -1, -1]]
+
+
+# ---- calls Paddle's tests make that no kernel runs: spmdkit raises; the consistent call is proven --
+def test_roi_align_grad_channels_must_match():
+    x, boxes, num = T([2, 4, 16, 16], [0, 1, -1, -1]), T([6, 6], [-1, 1]), T([2], [-1])
+    raises_value_error(r"roi_align_grad: input 'out_grad': dim 1 has size 2, but the same factor has size 4",
+                       "roi_align", "grad", (2, 2), [x, boxes, num, T([6, 2, 3, 3], [0, -1, -1, -1])], [3, 3, 0.5, -1, True])
+    consistent = [x, T([6, 4], [-1, 1]), num, T([6, 4, 3, 3], [0, -1, -1, -1])]
+    ours_ = answer(ours(), "roi_align", "grad", (2, 2), consistent, [3, 3, 0.5, -1, True])
+    assert ours_ == answer(paddle(), "roi_align", "grad", (2, 2), consistent, [3, 3, 0.5, -1, True])
+    assert dims(ours_[0]) == [[-1, 1, -1, -1], [-1, -1], [-1], [-1, 1, -1, -1]]
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cumext_grad_out_grad_has_x_shape(op):
+    from spmdkit.verify.families.elementwise_reduce import _int64
+    x = T([16, 16, 16], [0, -1, 1])
+    raises_value_error(rf"{op}_grad: input 'out_grad': dim 1 has size 2, but the same factor has size 16",
+                       op, "grad", (2, 2), [x, x, T([16, 2, 16], [-1, 1, -1])], [1, _int64()])
+    idx = T([16, 16, 16], [0, -1, 1], int_high=16)
+    ins, outs = same_answer(op, "grad", (2, 2), [x, idx, T([16, 16, 16], [-1, 1, -1])], [], [1, _int64()])
+    assert dims(ins + outs) == [[0, -1, 1]] * 4  # Paddle's expectation
+
+
+def test_conv2d_transpose_nhwc_grad_reads_out_grad_as_nhwc():
+    attrs = [[1, 1], [0, 0], [], [], "EXPLICIT", 1, [1, 1], "NHWC"]
+    x, w = T([2, 8, 8, 4], [-1, -1, -1, -1]), T([4, 6, 3, 3], [-1, -1, -1, -1])
+    raises_value_error(r"conv2d_transpose_grad: input 'out_grad': dim 3 has size 10, but the same factor has size 6",
+                       "conv2d_transpose", "grad", (2, 2, 2), [x, w, T([2, 6, 10, 10], [0, 1, -1, -1])], attrs)
+    og = T([2, 10, 10, 6], [0, -1, -1, 1])  # NHWC: the channels are last
+    ins, outs, verdict = run(ours(), "conv2d_transpose", "grad", (2, 2, 2), [x, w, og], [], attrs)
+    assert verdict, verdict.reason
+    assert dims(ins)[1] == [-1, 1, -1, -1] and outs[0].partial_dict == {1: "sum"}
+    _, _, p_verdict = run(paddle(), "conv2d_transpose", "grad", (2, 2, 2), [x, w, og], [], attrs)
+    assert not p_verdict  # Paddle reads out_grad's dim 1 (H_out) as the channels
+
+
+def test_gather_nd_index_longer_than_x_rank():
+    raises_value_error(r"gather_nd: input 'x' has rank 1, but needs at least 4 dims",
+                       "gather_nd", "forward", (2, 4), [T([10], [-1]), T([4], [0], int_high=10)], [])
+    ins, outs = same_answer("gather_nd", "forward", (2, 4), [T([10], [-1]), T([8, 1], [0, -1], int_high=10)], [], [])
+    assert dims(ins + outs) == [[-1], [0, -1], [0]]
+
+
+def test_add_n_input_split_and_partial_on_one_mesh_dim():
+    from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
+    mesh = ProcessMesh([[0, 1], [2, 3]])
+    a, b = TensorDistAttr(), TensorDistAttr()
+    a.process_mesh = b.process_mesh = mesh
+    a._set_partial_dims([0])
+    b._set_partial_dims([1])
+    x, y = DistTensorSpec([16, 16, 16], a), DistTensorSpec([16, 16, 16], b)
+    x.set_dims_mapping([0, -1, -1])
+    y.set_dims_mapping([-1, -1, -1])
+    with pytest.raises(ValueError, match=r"add_n: input 'x\[0\]': mesh dim 0 both splits a dim and is partial"):
+        core.get_phi_spmd_rule("add_n").infer_forward([x, y])
+
+
+def test_slice_decrease_axis_removes_the_dim():
+    """A valid decrease (dim 0 sliced to 1): Paddle ignores decrease_axis, answering rank 4 for a
+    rank-3 result forward and refusing the rank-3 output in reverse."""
+    attrs = [[0, 3], [0, 4], [1, 8], [0], [0]]
+    ins, outs, verdict = run(ours(), "slice", "forward", (2, 4), [T([8, 8, 16, 16], [0, -1, 1, -1])], [], attrs)
+    assert verdict, verdict.reason
+    assert dims(outs) == [[-1, 1, -1]]
+    _, _, p_verdict = run(paddle(), "slice", "forward", (2, 4), [T([8, 8, 16, 16], [0, -1, 1, -1])], [], attrs)
+    assert not p_verdict
+    ins, outs, verdict = run(ours(), "slice", "reverse", (2, 4), [T([8, 8, 16, 16], [-1] * 4)], [T([8, 16, 4], [0, 1, -1])], attrs)
+    assert verdict, verdict.reason
+    with pytest.raises(RuleRejected, match="rank"):
+        run(paddle(), "slice", "reverse", (2, 4), [T([8, 8, 16, 16], [-1] * 4)], [T([8, 16, 4], [0, 1, -1])], attrs)
+
+
+def test_kept_different_names_real_test_files():
+    files = {k.split("::")[0] for k in KEPT_DIFFERENT}
+    assert all(f.startswith("test_") and f.endswith("_rule.py") for f in files) and len(KEPT_DIFFERENT) == 10
