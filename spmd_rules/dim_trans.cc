@@ -80,7 +80,11 @@ DimTrans make_split(const SmallVec<int8_t, kMaxRank>& inputs, const SmallVec<int
   return dt;
 }
 
-DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
+DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt, const std::string& op) {
+  auto unaligned = [&]() {
+    return ValueError(op + ": a dim of unknown size (-1) does not line up with one of unknown size in the result; "
+                           "only a dim that stays as it is may be dynamic");
+  };
   // Walk both shapes at once; each step consumes a group of src dims and a group of tgt dims
   // of equal size. A size-1 dim on one side alone is consumed on its own.
   DimTransList out;
@@ -97,9 +101,9 @@ DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
       t = tgt[ti];
       parts.push_back(tgt[ti++]);
     }
-    if (s < 0 || t < 0) {
+    if ((s < 0 || t < 0) && s != 1 && t != 1) {
       // A dim of unknown size (copied with 0) maps to itself, never merged or cut.
-      if (s >= 0 || t >= 0) throw ValueError("reshape: a dim of unknown size does not line up with one of the result");
+      if (s >= 0 || t >= 0) throw unaligned();
       out.push_back(make_split(group, parts, 0));
       continue;
     }
@@ -111,8 +115,7 @@ DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt) {
       group.clear();
     } else {
       while (s != t) {
-        if ((s < t && si < src.size() && src[si] < 0) || (s > t && ti < tgt.size() && tgt[ti] < 0))
-          throw ValueError("reshape: a dim of unknown size does not line up with one of the result");
+        if ((s < t && si < src.size() && src[si] < 0) || (s > t && ti < tgt.size() && tgt[ti] < 0)) throw unaligned();
         if (s < t) {
           if (si >= src.size()) break;
           group.push_back(static_cast<int8_t>(si));
@@ -214,7 +217,7 @@ SpmdInfo dim_trans_forward(const std::string& op, const DistMetaTensor& x_in, co
   const bool keep_partial = options.keep_partial;
   const DistMetaTensor x = options.view_1d ? DistMetaTensor(x_in.shape, view_1d(x_in.attr)) : x_in;
   check_x(op, "input", "x", x);
-  DimTransList trans = reshape_dim_trans(x.shape, out_shape);  // unknown dims map to themselves
+  DimTransList trans = reshape_dim_trans(x.shape, out_shape, op);  // unknown dims map to themselves
   DimTransResult r = infer_from_dim_trans(x, trans, /*absorb=*/true);
   for (int64_t m : keep_partial ? x.attr.partial_dims() : std::vector<int64_t>()) {
     r.input.set_partial(m, x.attr.partial_type(m));

@@ -71,7 +71,7 @@ Shape unsqueeze_target(const std::string& op, const DistMetaTensor& x, const std
 }
 
 DimTransList reshape_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& shape) {
-  return reshape_dim_trans(reshape_target(op, x, shape), x.shape);
+  return reshape_dim_trans(reshape_target(op, x, shape), x.shape, op);
 }
 
 DimTransList flatten_reverse_trans(const std::string& op, const DistMetaTensor& x, int64_t start_axis, int64_t stop_axis) {
@@ -94,11 +94,11 @@ DimTransList flatten_reverse_trans(const std::string& op, const DistMetaTensor& 
 }
 
 DimTransList squeeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
-  return reshape_dim_trans(squeeze_target(op, x, axis), x.shape);
+  return reshape_dim_trans(squeeze_target(op, x, axis), x.shape, op);
 }
 
 DimTransList unsqueeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
-  return reshape_dim_trans(unsqueeze_target(op, x, axis), x.shape);
+  return reshape_dim_trans(unsqueeze_target(op, x, axis), x.shape, op);
 }
 
 }  // namespace spmd

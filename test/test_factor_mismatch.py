@@ -225,6 +225,24 @@ def test_reshape_dynamic_dims_answer_as_any_size_would(xd, sizes, tail):
     assert dynamic == (r_ins, r_outs)
 
 
+@pytest.mark.parametrize("rule,shape,xd,attrs", [
+    ("unsqueeze", [-1, 4, 6], [0, -1, 1], [[0, 2]]),
+    ("squeeze", [-1, 1, 6], [0, -1, 1], [[1]]),
+    ("flatten", [-1, 4, 6], [0, -1, 1], [1, 2]),
+    ("reshape", [2, -1, 6], [0, 1, -1], [[0, 0, 2, 3]]),
+])
+def test_dim_trans_dynamic_dims_that_stay_answer_as_a_concrete_size(rule, shape, xd, attrs):
+    concrete = [12 if n < 0 else n for n in shape]
+    spelled = [[2, 12, 2, 3]] if rule == "reshape" else attrs  # the kernel's own spelling of the shape
+    ins, outs, verdict = run(ours(), rule, "forward", (2, 3), [T(concrete, xd)], [], spelled)
+    assert verdict, verdict.reason
+    assert answer(ours(), rule, "forward", (2, 3), [T(shape, xd)], attrs) == (ins, outs)
+    ex = Execution(kernel_spec(SPECS[rule], "forward", SPECS), (2, 3), [T(concrete, xd)], spelled, np.random.default_rng(0))
+    out_shape = [-1 if n == 12 else n for n in ex.output_shapes[0]]  # the dynamic dim again
+    rev = answer(ours(), rule, "reverse", (2, 3), [T(shape, [-1] * 3), T(out_shape, dims(outs)[0])], attrs)
+    assert rev[0] == ins
+
+
 def raises_value_error(match, *call):
     """spmdkit refuses the call with a ValueError whose message matches."""
     with pytest.raises(RuleRejected, match=match) as info:
