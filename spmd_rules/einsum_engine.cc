@@ -372,6 +372,7 @@ void EinsumCall::resolve_inputs() {
           break;
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
+          flat_slots_ |= slot.n > 1;
           s.push_back(slot);
           break;
         case NotationItem::kRest:
@@ -665,6 +666,7 @@ void EinsumCall::resolve_outputs() {
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < std::max<int64_t>(group_len(it.name), 0); ++e)
             slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
+          flat_slots_ |= slot.n > 1;
           s.push_back(slot);
           break;
         case NotationItem::kOperands:

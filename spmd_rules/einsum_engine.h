@@ -238,7 +238,7 @@ class EinsumCall {
   void apply_output_edits();
   void check_sizes(bool is_input, int i);
   bool given_flat(bool is_input, std::size_t k, std::size_t pattern_rank) const;  // einsum_flatten.cc
-  static void flatten_slots(Slots& s);
+  void flatten_slots(Slots& s);
   void whole_flat_tails();
   void mark_whole(const Edit& e, int k);
   void merge(bool from_outputs);
@@ -280,6 +280,7 @@ class EinsumCall {
   SmallVec<Edit, 16> edits_;  // conv3d_grad forces 12 letters whole
   SmallVec<Proposal, 2 * kMaxTensors> proposals_;
   int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
+  bool flat_slots_ = false; // some slot flattens several factors ((N), `flattened`)
   uint8_t align_partial_mask_ = 0;  // Merge::kAlign: partial mesh dims every source agrees on
   ReduceType align_partial_type_[kMaxMeshDims] = {};
   bool narrow_conflicts_ = false;  // `depends`: only factors that meet in a tensor compete

@@ -15,6 +15,7 @@ bool EinsumCall::given_flat(bool is_input, std::size_t k, std::size_t pattern_ra
 }
 
 void EinsumCall::flatten_slots(Slots& s) {
+  flat_slots_ = true;
   Slot flat;
   for (const Slot& slot : s)
     for (int i = 0; i < slot.n; ++i) flat.f[flat.n++] = slot.f[i];  // a size-1 (n == 0) dim adds nothing
@@ -23,6 +24,7 @@ void EinsumCall::flatten_slots(Slots& s) {
 }
 
 void EinsumCall::whole_flat_tails() {
+  if (!flat_slots_) return;  // most rules: nothing to do
   auto undo = [&](const SmallVec<Slots, kMaxTensors>& all) {
     for (const Slots& slots : all)
       for (const Slot& slot : slots) {
