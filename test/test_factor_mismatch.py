@@ -48,6 +48,10 @@ KEPT_DIFFERENT = {
 }
 
 
+MAPPINGS = [[a, b, c] for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
+            if len({a, b, c} - {-1}) == len([m for m in (a, b, c) if m >= 0])]
+
+
 def paddle():
     pytest.importorskip("paddle")
     return get_backend("paddle")
@@ -201,10 +205,6 @@ def test_reshape_copies_dynamic_dims(xd, expect_x, expect_out):
     assert dims(ins + outs) == [expect_x, expect_out]
 
 
-MAPPINGS = [[a, b, c] for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)
-            if len({a, b, c} - {-1}) == len([m for m in (a, b, c) if m >= 0])]
-
-
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(MAPPINGS), st.lists(st.sampled_from([1, 2, 3]), min_size=2, max_size=2),
        st.sampled_from([(4, 6), (6, 4), (24,), (2, 12), (2, 3, 4)]))
@@ -294,6 +294,21 @@ def test_layer_norm_reverse_takes_a_1d_mean(mesh, out_d, mean_d, expect_x):
     # Paddle answers a rank-2 layout for the 1-D mean: no tensor of the kernel has that rank
     p_ins, p_got = answer(paddle(), "layer_norm", "reverse", mesh, args + outs, [1e-5, 2])
     assert p_got[1].ndim == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([(2, 2), (2, 3), (3, 2)]), st.lists(st.sampled_from([2, 3, 4, 6]), min_size=2, max_size=2),
+       st.sampled_from(MAPPINGS), st.sampled_from([-1, 0, 1]))
+def test_layer_norm_reverse_with_a_1d_mean_executes(mesh, lead, out_d, mean_m):
+    """Any split of out and of the 1-D mean: the inferred layouts run right on every rank."""
+    n = lead[0] * lead[1]
+    args = [T(lead + [4], [-1] * 3), T([4], [-1]), T([4], [-1])]
+    outs = [T(lead + [4], out_d), T([n], [mean_m]), T([n], [-1])]
+    ins, got, verdict = run(ours(), "layer_norm", "reverse", mesh, args, outs, [1e-5, 2],
+                            spec=_flat_stats(SPECS["layer_norm"]))
+    assert verdict, verdict.reason
+    # a block of the flattened mean is a block of x's first dim with the second whole
+    assert dims(ins)[0][1] == -1 and dims(got)[1] == dims(got)[2] == [dims(ins)[0][0]]
 
 
 def test_layer_norm_keeps_paddles_rank_for_a_per_dim_mean():
