@@ -488,14 +488,14 @@ void EinsumCall::check_sizes(bool is_input, int k) {
     if (f.any_size) continue;  // resized by the op: each tensor has its own size
     // A size-1 dim broadcasts against any size: a batch dim, or any label of an einsum equation
     // (numpy's and Paddle's einsum broadcast size-1 dims of a label).
-    const bool batch = (ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_) ||
-                       (eq_text_ && !f.born);
+    const bool broadcasts =
+        (ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_) || eq_text_;
     if (size < 0) continue;                // unknown (dynamic) size: nothing to check
-    if (size == 1 && batch) {
+    if (size == 1 && broadcasts) {
       if (f.size < 0) f.size = 1;
       continue;
     }
-    if (f.size < 0 || (batch && f.size == 1)) f.size = size;
+    if (f.size < 0 || (broadcasts && f.size == 1)) f.size = size;
     else if (f.size != size && rule_.options.mismatch_replicated) f.mismatch = true;
     else if (f.size != size)
       throw ValueError(where(is_input, k) + ": dim " + std::to_string(d) + " has size " + std::to_string(size) +
