@@ -108,7 +108,7 @@ def _replicate(spec: OpSpec, value) -> list[str]:
     return lines
 
 
-REDUCE_OPTIONS = ("keep_dim", "partial", "empty")
+REDUCE_OPTIONS = ("keep_dim", "partial", "empty", "squeeze")
 
 
 def _reduce_tensor(red: dict) -> str:
@@ -148,6 +148,8 @@ def _reduce(spec: OpSpec, value, overrides=()) -> list[str]:
         tail = "" if whole == "false" and not empty_none else f", /*whole=*/{whole}"
         if empty_none and axis != "all":
             tail += ", /*empty_all=*/false"
+        if value.get("squeeze"):  # the named dims must have size 1 (slice's decrease_axis)
+            tail += ", /*squeeze=*/true" if "empty_all" in tail else ", /*empty_all=*/true, /*squeeze=*/true"
         cases.append((cond, [f'call.reduce({spec.input_index(t)}, {arg}, {keep}, {rtype}, "{name}"{tail});']))
     return lines + when.branch(cases)
 

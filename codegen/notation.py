@@ -120,7 +120,7 @@ def _check_edits(spec, n: Notation) -> None:
                 raise _err(spec.where, f"'replicate' names '{letter}', which is in no input pattern")
     red = raw.get("reduce")
     if red:
-        tensors = [k for k in red if k not in ("keep_dim", "partial", "empty")]
+        tensors = [k for k in red if k not in ("keep_dim", "partial", "empty", "squeeze")]
         if len(tensors) != 1:
             raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
         _input(spec, tensors[0], "reduce")

@@ -142,9 +142,10 @@ EinsumCall& EinsumCall::replicate_letter(char letter) {
 }
 
 EinsumCall& EinsumCall::reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                               const char* attr, bool whole, bool empty_all) {
+                               const char* attr, bool whole, bool empty_all, bool squeeze) {
   edits_.push_back({Edit::kReduce, input, &axes, 0, keep_dim, type, 0, attr, whole});
   edits_.back().empty_all = empty_all;
+  edits_.back().squeeze = squeeze;
   return *this;
 }
 
@@ -608,6 +609,11 @@ void EinsumCall::resolve_outputs() {
           dst.push_back(src[d]);
           continue;
         }
+        const int64_t size = in_[src_range.first].t->shape[d];
+        if (e.squeeze && size != 1 && src[d].n == 1 && !factors_[src[d].f[0]].any_size)
+          throw ValueError(rule_.op + ": attribute '" + e.attr + "' names dim " + std::to_string(d) + " of " +
+                           arg_name(true, e.arg) + ", of size " + std::to_string(size) +
+                           ", which the op leaves as it is; only a dim of size 1 can be removed");
         for (int f = 0; f < src[d].n; ++f) {
           Factor& fac = factors_[src[d].f[f]];
           if (e.whole) fac.need_replication = true;

@@ -132,8 +132,10 @@ class EinsumCall {
   // The output is `input` without the `axes` dims. With `whole`, those dims must be whole on
   // every rank (argmax, cumsum...); otherwise a split one leaves the output partial of `type`.
   // An empty `axes` list reduces every dim, or none with `empty_all` false (slice's decrease_axis).
+  // With `squeeze`, the dims it names must have size 1 (slice's decrease_axis), unless the op
+  // resizes them (whole_axes): a dim of another size raises.
   EinsumCall& reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                     const char* attr, bool whole = false, bool empty_all = true);
+                     const char* attr, bool whole = false, bool empty_all = true, bool squeeze = false);
   EinsumCall& reduce(int input, int64_t axis, bool keep_dim, ReduceType type, const char* attr, bool whole = false);
   // The output is `input` with a new, never split dim at `axis` (stack).
   EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
@@ -213,6 +215,7 @@ class EinsumCall {
     bool align_end = false;
     bool lead = false;
     bool empty_all = true;
+    bool squeeze = false;  // kReduce: the dims must have size 1
   };
   // A bound tensor (list elements are bound one by one) and the pattern it follows.
   struct Bound {

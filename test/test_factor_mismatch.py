@@ -39,8 +39,9 @@ KEPT_DIFFERENT = {
         "its last call splits x over mesh dim 0 and marks it partial on mesh dim 0: no placement "
         "is both; spmdkit raises naming x[0]",
     "test_slice_rule.py::TestSliceSPMDRule::test_slice_infer_forward":
-        "decrease_axis [0] names a dim of size 8 (Paddle's kernel: 'Decrease dim should be 1'); "
-        "Paddle's rule ignores decrease_axis, wrong on a valid call (proven below)",
+        "decrease_axis [0] names a dim of size 8 (Paddle's kernel: 'Decrease dim should be 1'); spmdkit "
+        "raises where that dim is not sliced; Paddle's rule ignores decrease_axis, wrong on a valid call "
+        "(proven below)",
     "test_slice_rule.py::TestSliceSPMDRule::test_slice_infer_backward": "as the forward",
     "test_take_along_axis_rule.py::TestTakeAlongAxisSPMDRule::test_reverse_multi_mesh_dim":
         "its second call gives out_grad x's shape, not the index's; on the index's shape both agree "
@@ -438,6 +439,19 @@ def test_add_n_input_split_and_partial_on_one_mesh_dim():
     y.set_dims_mapping([-1, -1, -1])
     with pytest.raises(ValueError, match=r"add_n: input 'x\[0\]': mesh dim 0 both splits a dim and is partial"):
         core.get_phi_spmd_rule("add_n").infer_forward([x, y])
+
+
+def test_slice_decrease_axis_names_a_dim_of_size_1():
+    """Paddle's tests decrease dim 0 (size 8) of a slice along other axes; its kernel refuses."""
+    message = (r"slice: attribute 'decrease_axis' names dim 0 of input 'input', of size 8, which the op leaves "
+               r"as it is; only a dim of size 1 can be removed")
+    x = T([8, 8, 16, 16], [-1, 0, 1, -1])
+    raises_value_error(message, "slice", "forward", (2, 4), [x], [[-1], [4], [8], [0], [0]])
+    raises_value_error(message, "slice", "reverse", (2, 4), [x, T([8, 8, 16, 4], [-1, -1, 0, 1])], [[-1], [4], [8], [0], [0]])
+    # a sliced dim may be decreased (its size after slicing is the kernel's to check)
+    ins, outs, verdict = run(ours(), "slice", "forward", (2, 4), [x], [], [[0, 3], [2, 4], [3, 8], [0], [0]])
+    assert verdict, verdict.reason
+    assert dims(outs) == [[0, 1, -1]]
 
 
 def test_slice_decrease_axis_removes_the_dim():
