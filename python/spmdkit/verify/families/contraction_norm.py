@@ -458,8 +458,10 @@ def _attention_shapes(rng, mesh):
 
 
 def _value_head_dim(rng, mesh, d):
-    """v's head dim (out's): q's and k's, or sometimes another size (flash attention allows it)."""
-    return random_dim(rng, mesh) if rng.random() < 0.3 else d
+    """v's head dim (out's): q's and k's, or sometimes another size (flash attention allows it).
+    Drawn from a child generator, so the rest of the case is drawn as it was before v could differ."""
+    child = rng.spawn(1)[0]
+    return random_dim(child, mesh) if child.random() < 0.3 else d
 
 
 @sampler
