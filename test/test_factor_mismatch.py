@@ -468,7 +468,3 @@ def test_slice_decrease_axis_removes_the_dim():
     with pytest.raises(RuleRejected, match="rank"):
         run(paddle(), "slice", "reverse", (2, 4), [T([8, 8, 16, 16], [-1] * 4)], [T([8, 16, 4], [0, 1, -1])], attrs)
 
-
-def test_kept_different_names_real_test_files():
-    files = {k.split("::")[0] for k in KEPT_DIFFERENT}
-    assert all(f.startswith("test_") and f.endswith("_rule.py") for f in files) and len(KEPT_DIFFERENT) == 10
