@@ -113,7 +113,7 @@ def _replicate(spec: OpSpec, value) -> list[str]:
     return lines
 
 
-REDUCE_OPTIONS = ("keep_dim", "partial", "empty")
+REDUCE_OPTIONS = ("keep_dim", "partial", "empty", "squeeze")
 
 
 def _reduce_tensor(red: dict) -> str:
@@ -153,6 +153,8 @@ def _reduce(spec: OpSpec, value, overrides=()) -> list[str]:
         tail = "" if whole == "false" and not empty_none else f", /*whole=*/{whole}"
         if empty_none and axis != "all":
             tail += ", /*empty_all=*/false"
+        if value.get("squeeze"):  # the named dims must have size 1 (slice's decrease_axis)
+            tail += ", /*squeeze=*/true" if "empty_all" in tail else ", /*empty_all=*/true, /*squeeze=*/true"
         cases.append((cond, [f'call.reduce({spec.input_index(t)}, {arg}, {keep}, {rtype}, "{name}"{tail});']))
     return lines + when.branch(cases)
 
@@ -302,6 +304,9 @@ def count_setup(spec: OpSpec) -> list[str]:
         else:
             n = f"static_cast<int64_t>({attr}.size())" if spec.attr(attr).type.endswith("[]") else attr
         lines.append(f'call.output_count({j}, {n}, "{attr}");')
+    for attr, where in (spec.raw.get("sizes") or {}).items():  # "x[axis]": the sizes add up to that dim
+        tensor, axis = COUNT_DIM.fullmatch(where).groups()
+        lines.append(f'check_section_sizes(rule.op, "{attr}", {attr}, "{axis}", {axis}, {tensor});')
     return lines
 
 
@@ -358,6 +363,13 @@ def einsum_options(spec: OpSpec) -> list[str]:
     if raw.get("reverse_sources"):
         outs = [o.name for o in spec.outputs]
         fields += [f"o.reverse_sources[{i}] = {outs.index(t) + 1};" for i, t in enumerate(raw["reverse_sources"])]
+    flat = raw.get("flattened") or []  # tensors that may be given with one dim: their pattern flattened
+    ins = [spec.input_index(t) for t in flat if t in [i.name for i in spec.inputs]]
+    outs = [[o.name for o in spec.outputs].index(t) for t in flat if t in [o.name for o in spec.outputs]]
+    if ins:
+        fields.append("o.flat_inputs = " + " | ".join(f"(1u << {i})" for i in ins) + ";")
+    if outs:
+        fields.append("o.flat_outputs = " + " | ".join(f"(1u << {i})" for i in outs) + ";")
     if raw.get("unreturned"):
         fields.append("o.unreturned = " + " | ".join(f"(1u << {spec.input_index(t)})" for t in raw["unreturned"]) + ";")
     return fields

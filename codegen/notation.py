@@ -121,7 +121,7 @@ def _check_edits(spec, n: Notation) -> None:
                 raise _err(spec.where, f"'replicate' names '{letter}', which is in no input pattern")
     red = raw.get("reduce")
     if red:
-        tensors = [k for k in red if k not in ("keep_dim", "partial", "empty")]
+        tensors = [k for k in red if k not in ("keep_dim", "partial", "empty", "squeeze")]
         if len(tensors) != 1:
             raise _err(spec.where, "'reduce' names exactly one input and its axis attribute")
         _input(spec, tensors[0], "reduce")
@@ -193,6 +193,14 @@ def _check_edits(spec, n: Notation) -> None:
         raise _err(spec.where, "'reverse_sources' names at most 8 outputs")
     for t in raw.get("unreturned") or []:
         _input(spec, t, "unreturned")
+    for attr, where in (raw.get("sizes") or {}).items():
+        _attr(spec, attr, ("int[]",), "sizes")
+        tensor, axis = where[:-1].split("[")
+        _input(spec, tensor, "sizes")
+        _attr(spec, axis, ("int", "int64"), "sizes")
+    for t in raw.get("flattened") or []:
+        if not any(x.name == t for x in list(spec.inputs) + list(spec.outputs)):
+            raise _err(spec.where, f"'flattened' names '{t}', which is neither an input nor an output")
     if raw.get("equation"):
         _attr(spec, raw["equation"], ("str",), "equation")
     for a in raw.get("choices") or {}:

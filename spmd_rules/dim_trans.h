@@ -29,8 +29,10 @@ using DimTransList = SmallVec<DimTrans, kMaxRank>;
 // flattened dims themselves.
 DimTrans make_split(const SmallVec<int8_t, kMaxRank>& inputs, const SmallVec<int64_t, kMaxRank>& parts, std::size_t p);
 
-// The DimTrans of reshaping `src` to `tgt` (both fully known shapes of equal size).
-DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt);
+// The DimTrans of reshaping `src` to `tgt` (shapes of equal size). A dim of unknown size (< 0)
+// must line up with one in the other shape (a dynamic dim a reshape copies with 0): it maps to
+// it as it is; anything else throws ValueError.
+DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt, const std::string& op = "reshape");
 
 // Resolves 0 (keep the input dim) and one -1 (whatever is left) in a reshape target.
 Shape resolve_reshape_target(const std::string& op, const Shape& src, const std::vector<int64_t>& shape);

@@ -28,7 +28,12 @@ Shape flatten_target(const std::string& op, const DistMetaTensor& x, int64_t sta
   Shape out;
   for (int64_t d = 0; d < start; ++d) out.push_back(x.shape[d]);
   int64_t p = 1;
-  for (int64_t d = start; d <= stop; ++d) p *= x.shape[d];
+  for (int64_t d = start; d <= stop; ++d) {
+    if (x.shape[d] < 0 && start < stop)
+      throw ValueError(op + ": input 'x' has unknown size at dim " + std::to_string(d) +
+                       ", which the flatten merges; flattening it needs its size");
+    p *= x.shape[d];
+  }
   out.push_back(p);
   for (int64_t d = stop + 1; d < rank; ++d) out.push_back(x.shape[d]);
   return out;
@@ -66,7 +71,7 @@ Shape unsqueeze_target(const std::string& op, const DistMetaTensor& x, const std
 }
 
 DimTransList reshape_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& shape) {
-  return reshape_dim_trans(reshape_target(op, x, shape), x.shape);
+  return reshape_dim_trans(reshape_target(op, x, shape), x.shape, op);
 }
 
 DimTransList flatten_reverse_trans(const std::string& op, const DistMetaTensor& x, int64_t start_axis, int64_t stop_axis) {
@@ -89,11 +94,11 @@ DimTransList flatten_reverse_trans(const std::string& op, const DistMetaTensor& 
 }
 
 DimTransList squeeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
-  return reshape_dim_trans(squeeze_target(op, x, axis), x.shape);
+  return reshape_dim_trans(squeeze_target(op, x, axis), x.shape, op);
 }
 
 DimTransList unsqueeze_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& axis) {
-  return reshape_dim_trans(unsqueeze_target(op, x, axis), x.shape);
+  return reshape_dim_trans(unsqueeze_target(op, x, axis), x.shape, op);
 }
 
 }  // namespace spmd

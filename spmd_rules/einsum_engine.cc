@@ -142,9 +142,10 @@ EinsumCall& EinsumCall::replicate_letter(char letter) {
 }
 
 EinsumCall& EinsumCall::reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                               const char* attr, bool whole, bool empty_all) {
+                               const char* attr, bool whole, bool empty_all, bool squeeze) {
   edits_.push_back({Edit::kReduce, input, &axes, 0, keep_dim, type, 0, attr, whole});
   edits_.back().empty_all = empty_all;
+  edits_.back().squeeze = squeeze;
   return *this;
 }
 
@@ -330,7 +331,7 @@ void EinsumCall::resolve_inputs() {
                          ", which does not fit its pattern");
     } else {
       opt_present[k] = optional > 0 && rank == fixed + optional;
-      if (rank != fixed && !opt_present[k])
+      if (rank != fixed && !opt_present[k] && !given_flat(true, k, static_cast<std::size_t>(fixed)))
         throw ValueError(where(true, static_cast<int>(k)) + " has rank " + std::to_string(rank) + ", but must have rank " +
                          std::to_string(fixed) + (optional ? " or " + std::to_string(fixed + optional) : ""));
     }
@@ -373,6 +374,7 @@ void EinsumCall::resolve_inputs() {
           break;
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < group_len(it.name); ++e) slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
+          flat_slots_ |= slot.n > 1;
           s.push_back(slot);
           break;
         case NotationItem::kRest:
@@ -383,6 +385,7 @@ void EinsumCall::resolve_inputs() {
           throw ValueError(rule_.op + ": '*' and '@' must be a whole pattern");
       }
     }
+    if (given_flat(true, k, s.size())) flatten_slots(s);
   }
 }
 
@@ -485,13 +488,16 @@ void EinsumCall::check_sizes(bool is_input, int k) {
     if (slot.n != 1) continue;
     Factor& f = factors_[slot.f[0]];
     if (f.any_size) continue;  // resized by the op: each tensor has its own size
-    const bool batch = ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_;
+    // A size-1 dim broadcasts against any size: a batch dim, or any label of an einsum equation
+    // (numpy's and Paddle's einsum broadcast size-1 dims of a label).
+    const bool broadcasts =
+        (ellipsis_first_ >= 0 && slot.f[0] >= ellipsis_first_ && slot.f[0] < ellipsis_first_ + ellipsis_len_) || eq_text_;
     if (size < 0) continue;                // unknown (dynamic) size: nothing to check
-    if (size == 1 && batch) {              // broadcasts against any size
+    if (size == 1 && broadcasts) {
       if (f.size < 0) f.size = 1;
       continue;
     }
-    if (f.size < 0 || (batch && f.size == 1)) f.size = size;
+    if (f.size < 0 || (broadcasts && f.size == 1)) f.size = size;
     else if (f.size != size && rule_.options.mismatch_replicated) f.mismatch = true;
     else if (f.size != size)
       throw ValueError(where(is_input, k) + ": dim " + std::to_string(d) + " has size " + std::to_string(size) +
@@ -604,6 +610,11 @@ void EinsumCall::resolve_outputs() {
           dst.push_back(src[d]);
           continue;
         }
+        const int64_t size = in_[src_range.first].t->shape[d];
+        if (e.squeeze && size != 1 && src[d].n == 1 && !factors_[src[d].f[0]].any_size)
+          throw ValueError(rule_.op + ": attribute '" + e.attr + "' names dim " + std::to_string(d) + " of " +
+                           arg_name(true, e.arg) + ", of size " + std::to_string(size) +
+                           ", which the op leaves as it is; only a dim of size 1 can be removed");
         for (int f = 0; f < src[d].n; ++f) {
           Factor& fac = factors_[src[d].f[f]];
           if (e.whole) fac.need_replication = true;
@@ -662,6 +673,7 @@ void EinsumCall::resolve_outputs() {
         case NotationItem::kFlatGroup:
           for (int64_t e = 0; e < std::max<int64_t>(group_len(it.name), 0); ++e)
             slot.f[slot.n++] = static_cast<uint8_t>(group_factor(it.name, e));
+          flat_slots_ |= slot.n > 1;
           s.push_back(slot);
           break;
         case NotationItem::kOperands:
@@ -673,6 +685,7 @@ void EinsumCall::resolve_outputs() {
       const std::size_t n = out_[k].t->rank() - s.size();
       for (std::size_t e = 0; e < n; ++e) s.insert(static_cast<std::size_t>(rest_at), Slot());
     }
+    if (given_flat(false, k, s.size())) flatten_slots(s);
   }
   for (const Slots& s : out_slots_)
     for (const Slot& slot : s)
@@ -1108,6 +1121,7 @@ void EinsumCall::merge(bool from_outputs) {
     const int8_t a = letter_factor_[e.letter - 'a'], b = letter_factor_[static_cast<char>(e.axis) - 'a'];
     if (a >= 0 && b >= 0 && !factors_[b].mesh.empty()) factors_[a].mesh.clear();
   }
+  whole_flat_tails();
 }
 
 TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) const {
@@ -1115,6 +1129,7 @@ TensorDistAttr EinsumCall::layout(const Slots& slots, const DistMetaTensor* t) c
   for (std::size_t d = 0; d < slots.size(); ++d) {
     const Slot& slot = slots[d];
     if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    if (slot.one && slot.n == 1 && factors_[slot.f[0]].size > 1) continue;  // it broadcasts: whole
     a.set_dim(d, factors_[slot.f[0]].mesh);
   }
   return a;
@@ -1175,6 +1190,7 @@ uint64_t EinsumCall::partial_keepers() const {
 bool EinsumCall::lacks(std::size_t out, int factor) const {
   for (const Slot& slot : out_slots_[out]) {
     if (slot.n == 0 || (slot.one && rule_.options.ones != Ones::kKeep)) continue;
+    if (slot.one && slot.n == 1 && factors_[slot.f[0]].size > 1) continue;  // a broadcast dim sums over it
     for (int i = 0; i < slot.n; ++i)
       if (slot.f[i] == factor) return false;
   }

@@ -85,6 +85,10 @@ struct EinsumOptions {
                                           // rule neither binds nor returns
   uint8_t reverse_sources[8] = {};        // reverse: the outputs that propose, in this order (output
                                           // argument + 1; 0 ends the list; empty: every output)
+  // Tensors (a bit per input / output argument) that may be given with one dim where their
+  // pattern has several: read as the flattening of those dims (Paddle's kernels hold layer_norm's
+  // mean as [prod(leading dims)]); see einsum_flatten.cc.
+  uint32_t flat_inputs = 0, flat_outputs = 0;
 };
 
 struct EinsumRule {
@@ -129,8 +133,10 @@ class EinsumCall {
   // The output is `input` without the `axes` dims. With `whole`, those dims must be whole on
   // every rank (argmax, cumsum...); otherwise a split one leaves the output partial of `type`.
   // An empty `axes` list reduces every dim, or none with `empty_all` false (slice's decrease_axis).
+  // With `squeeze`, the dims it names must have size 1 (slice's decrease_axis), unless the op
+  // resizes them (whole_axes): a dim of another size raises.
   EinsumCall& reduce(int input, const std::vector<int64_t>& axes, bool keep_dim, ReduceType type,
-                     const char* attr, bool whole = false, bool empty_all = true);
+                     const char* attr, bool whole = false, bool empty_all = true, bool squeeze = false);
   EinsumCall& reduce(int input, int64_t axis, bool keep_dim, ReduceType type, const char* attr, bool whole = false);
   // The output is `input` with a new, never split dim at `axis` (stack).
   EinsumCall& insert_dim(int input, int64_t axis, const char* attr);
@@ -222,6 +228,7 @@ class EinsumCall {
     bool lead = false;
     bool keep_size = false;
     bool empty_all = true;
+    bool squeeze = false;  // kReduce: the dims must have size 1
   };
   // A bound tensor (list elements are bound one by one) and the pattern it follows.
   struct Bound {
@@ -246,6 +253,9 @@ class EinsumCall {
   void apply_input_edits();
   void apply_output_edits();
   void check_sizes(bool is_input, int i);
+  bool given_flat(bool is_input, std::size_t k, std::size_t pattern_rank) const;  // einsum_flatten.cc
+  void flatten_slots(Slots& s);
+  void whole_flat_tails();
   void mark_whole(const Edit& e, int k);
   void merge(bool from_outputs);
   void collect(bool from_outputs);
@@ -286,6 +296,7 @@ class EinsumCall {
   SmallVec<Edit, 16> edits_;  // conv3d_grad forces 12 letters whole
   SmallVec<Proposal, 2 * kMaxTensors> proposals_;
   int8_t one_factor_ = -1;  // the anonymous factor of size-1 dims (Ones::kBroadcast)
+  bool flat_slots_ = false; // some slot flattens several factors ((N), `flattened`)
   uint8_t align_partial_mask_ = 0;  // Merge::kAlign: partial mesh dims every source agrees on
   ReduceType align_partial_type_[kMaxMeshDims] = {};
   bool narrow_conflicts_ = false;  // `depends`: only factors that meet in a tensor compete

@@ -103,6 +103,28 @@ inline int64_t dim_size_from_attr(const std::string& op, const char* attr, int64
   return n;
 }
 
+// The sizes a list attribute gives the outputs along t's dim `axis` (split's sections): they add
+// up to that dim; one entry may be -1 (the rest). A dim of unknown size is not checked.
+inline void check_section_sizes(const std::string& op, const char* attr, const std::vector<int64_t>& sizes,
+                                const char* axis_attr, int64_t axis, const DistMetaTensor& t) {
+  const int64_t rank = static_cast<int64_t>(t.rank());
+  if (axis < -rank || axis >= rank) return;  // the rule reports a bad axis itself
+  const int64_t dim = t.shape[axis < 0 ? axis + rank : axis];
+  int64_t sum = 0, inferred = 0;
+  for (int64_t v : sizes) {
+    if (v == -1) ++inferred;
+    else if (v < 0)
+      throw ValueError(op + ": attribute '" + attr + "' has size " + std::to_string(v) + "; sizes are >= 0, or -1 once");
+    else sum += v;
+  }
+  if (inferred > 1) throw ValueError(op + ": attribute '" + attr + "' has -1 more than once");
+  if (dim < 0) return;
+  if (inferred ? sum > dim : sum != dim)
+    throw ValueError(op + ": attribute '" + attr + "' adds up to " + std::to_string(sum) + (inferred ? " (and a -1)" : "") +
+                     ", but dim " + std::to_string(axis) + " ('" + axis_attr + "') of the input has size " +
+                     std::to_string(dim));
+}
+
 inline ReduceType reduce_type_from_attr(const std::string& op, const char* attr, int64_t value) {
   if (value < 0 || value >= kNumReduceTypes)
     throw ValueError(op + ": attribute '" + attr + "' = " + std::to_string(value) +

@@ -103,7 +103,9 @@ void Equation::parse(const std::string& op, const char* attr, const std::string&
       const int l = label_index(c);
       if (l < 0) bad_equation(op, attr, text, std::string("bad character '") + c + "'");
       if (is_result) {
-        if (count[l]) bad_equation(op, attr, text, std::string("label '") + c + "' appears twice in the result");
+        // Twice in the result: the values land on a diagonal of the result (Paddle's einsum
+        // accepts "ij->ii"), so that dim is never split, as an operand's diagonal.
+        if (count[l]) diag |= uint64_t{1} << l;
         if (!(seen >> l & 1u)) bad_equation(op, attr, text, std::string("label '") + c + "' of the result is in no operand");
       } else {
         if (count[l]) diag |= uint64_t{1} << l;

@@ -31,8 +31,9 @@ struct Notation {
 
 // An einsum equation given at call time ("ij,jk->ik", "...ij,...jk", "ii->i"), parsed into
 // fixed-size patterns (no heap on the good path). Labels a-z and A-Z are renamed to letters in
-// order of first appearance; a label repeated within one operand (a diagonal) becomes a dim that
-// is never split, in every operand and in the result (Paddle's rule); without "->" the result is
+// order of first appearance; a label repeated within one operand or within the result (a
+// diagonal) becomes a dim that is never split, in every operand and in the result (Paddle's
+// rule); without "->" the result is
 // numpy's: "..." if any operand has it, then the labels used once, in character order.
 constexpr std::size_t kMaxOperands = 8;
 struct Equation {

@@ -61,6 +61,18 @@ def _einsum_diagonal(case, paddle=None) -> bool:
     return any(len(set(o)) < len(o) for o in ops)
 
 
+def _einsum_broadcast(case, paddle=None) -> bool:
+    """Some operand has a size-1 dim for a label another operand has larger (it broadcasts)."""
+    xs = [t for t in case.inputs[0] if t is not None]
+    ops = case.attrs[-1].replace(" ", "").split("->")[0].split(",")
+    sizes: dict = {}
+    for o, t in zip(ops, xs):
+        labels = o.replace("...", "")
+        for l, n in zip(labels, t.shape[len(t.shape) - len(labels):]):
+            sizes.setdefault(l, set()).add(n)
+    return any(1 in s and len(s) > 1 for s in sizes.values())
+
+
 def _absent(pos):
     return lambda case, paddle: case.inputs[pos] is None
 
@@ -77,6 +89,9 @@ DOCUMENTED.update({
         (_both(_einsum_diagonal, wrong(r"is not its shard")),
          "Paddle's diagonal label (its '1' axis) takes part in the merge and, summed, leaves the output or a "
          "grad partial over a mesh dim no input splits"),
+        (_both(_einsum_broadcast, wrong(r"local \w+(\[\d+\])? has shape")),
+         "Paddle splits a size-1 dim that broadcasts against a larger one of the same label: the ranks past "
+         "its one row hold nothing"),
         (rejected(r"as Partial which is a Sharding dim"),
          "Paddle's einsum grad takes a grad's partial mesh dims from the other operand as given, not as "
          "merged, and fails making a split mesh dim partial"),
@@ -114,6 +129,9 @@ DOCUMENTED.update({
         (_both(lambda case, paddle: case.inputs[1] is None or case.inputs[2] is None,
                rejected(r"ndim of (scale|bias) in instance_norm should be 1")),
          "Paddle's instance_norm rule rejects an absent scale or bias, which instance_norm allows"),
+        (rejected(r"ndim of saved_(mean|variance) in instance_norm should be 2"),
+         "Paddle's instance_norm grad rule rejects the 1-D saved_mean / saved_variance ([N*C]) that "
+         "Paddle's own kernel produces"),
         (lambda case, paddle: _split(case.inputs[0], 1) and wrong(r"kernel fails on its shards|local \w+ has shape|"
                                                                   r"is not its shard")(case, paddle),
          "Paddle keeps x's channels split but asks for scale and bias whole (and makes their grads whole "

@@ -162,6 +162,10 @@ DOCUMENTED = {
         (_all(_fn("forward"), MERGE_CONFLICT),
          "Paddle rejects an index and updates whose rows are split over different mesh dims; spmdkit "
          "keeps the rows whole"),
+        (_all(_fn("forward"), _scatter_rows_split, wrong(r"the kernel fails on its shards"),
+              lambda case, paddle: case.inputs[2].shape[0] > case.inputs[1].shape[0]),
+         "Paddle splits the index and the updates' rows alike when the updates have more rows than "
+         "the index: the blocks no longer pair an id with its row, and a rank runs out of rows"),
     ],
     "scatter_nd_add": [
         (rejected(r"Index's rank \[\d+\] should be less or equal to Updates' rank"),

@@ -173,7 +173,20 @@ def _einsum_parse(equation, shapes):
 
 @kernel
 def einsum(equation, xs):
-    return np.einsum(equation, *xs)
+    """numpy's einsum, and Paddle's result that repeats a label ("ij->ii"): the values on its
+    diagonal, zeros elsewhere."""
+    ins, out = _einsum_parse(equation, [x.shape for x in xs])
+    uniq = list(dict.fromkeys(out))
+    if len(uniq) == len(out):
+        return np.einsum(equation, *xs)
+    r = np.einsum(",".join("".join(o) for o in ins) + "->" + "".join(uniq), *xs)
+    res = np.zeros(tuple(r.shape[uniq.index(l)] for l in out))
+    grid = np.indices(r.shape, sparse=True)
+    res[tuple(grid[uniq.index(l)] for l in out)] = r
+    return res
+
+
+einsum_kernel = einsum  # the sampler of the same name below takes the module name
 
 
 @kernel
@@ -199,6 +212,9 @@ def einsum_grad(equation, xs, out_grad):
                 operands.append(np.ones(size[l]))
                 subs.append(l)
         g = np.einsum(",".join(subs) + "->" + "".join(uniq), *operands)
+        # A size-1 dim of x_i broadcast against a larger one: its grad sums over that dim.
+        g = np.sum(g, axis=tuple(d for d, l in enumerate(uniq) if size[l] == 1 and g.shape[d] > 1), keepdims=True)
+        g = np.broadcast_to(g, tuple(size[l] for l in uniq))  # ... or the others broadcast against x_i
         if len(uniq) == len(labels):
             grads.append(g)
             continue
@@ -258,9 +274,10 @@ def instance_norm(x, scale, bias, epsilon=1e-5):
 
 @kernel
 def instance_norm_grad(x, scale, saved_mean, saved_variance, y_grad, epsilon=1e-5):
-    """(x_grad, scale_grad, bias_grad) from the saved mean and 1/std."""
+    """(x_grad, scale_grad, bias_grad) from the saved mean and 1/std ([N, C], or [N*C] as Paddle's
+    kernel holds them)."""
     axes, shape = _spatial(x), (1, -1) + (1,) * (x.ndim - 2)
-    ex = saved_mean.shape + (1,) * len(axes)
+    ex = x.shape[:2] + (1,) * len(axes)
     xhat = (x - saved_mean.reshape(ex)) * saved_variance.reshape(ex)
     g = y_grad * (scale.reshape(shape) if scale is not None else 1.0)
     n = np.prod([x.shape[a] for a in axes]) if axes else 1
@@ -272,10 +289,11 @@ def instance_norm_grad(x, scale, saved_mean, saved_variance, y_grad, epsilon=1e-
 
 @kernel
 def layer_norm_grad(x, scale, bias, mean, variance, out_grad, epsilon=1e-5, begin_norm_axis=1):
-    """(x_grad, scale_grad, bias_grad); mean and variance have x's leading dims."""
+    """(x_grad, scale_grad, bias_grad); mean and variance have x's leading dims, or are them
+    flattened (1-D, as Paddle's kernel holds them)."""
     b = begin_norm_axis % x.ndim if x.ndim else 0
     axes = tuple(range(b, x.ndim))
-    ex = mean.shape + (1,) * len(axes)
+    ex = x.shape[:b] + (1,) * len(axes)
     inv = 1.0 / np.sqrt(np.abs(variance.reshape(ex)) + epsilon)  # random inputs: any sign
     xhat = (x - mean.reshape(ex)) * inv
     g = out_grad * (scale.reshape(x.shape[b:]) if scale is not None else 1.0)
@@ -444,12 +462,20 @@ def _attention_shapes(rng, mesh):
     return b, s, t, h, d
 
 
+def _value_head_dim(rng, mesh, d):
+    """v's head dim (out's): q's and k's, or sometimes another size (flash attention allows it).
+    Drawn from a child generator, so the rest of the case is drawn as it was before v could differ."""
+    child = rng.spawn(1)[0]
+    return random_dim(child, mesh) if child.random() < 0.3 else d
+
+
 @sampler
 def flash_attention(rng, mesh, opts):
     b, s, t, h, d = _attention_shapes(rng, mesh)
+    e = _value_head_dim(rng, mesh, d)
     q = tensor(rng, (b, s, h, d), mesh, opts)
     k = tensor(rng, (b, t, h, d), mesh, opts)
-    v = tensor(rng, (b, t, h, d), mesh, opts)
+    v = tensor(rng, (b, t, h, e), mesh, opts)
     seed = TensorArg((2,), Placement.replicated(1), int_high=1000)
     mask = tensor(rng, (b, 1 if rng.random() < 0.5 else h, s, t), mesh, opts)
     return Sample([q, k, v, seed, mask], {"dropout": 0.0, "causal": bool(rng.integers(2)) and s == t})
@@ -544,8 +570,17 @@ def _einsum_case(rng, mesh):
         result = [l for l in result if not any(o.count(l) > 1 for o in ops)] if rng.random() < 0.5 else result
     dots = lambda k: "..." if k or (ell and rng.random() < 0.3) else ""
     lhs = ",".join(dots(k) + "".join(o) for k, o in zip(ell_k, ops))
-    eq = lhs if implicit else lhs + "->" + ("..." if ell else "") + "".join(dict.fromkeys(result))
+    result = list(dict.fromkeys(result))
+    if result and not implicit and rng.random() < 0.05:  # a label twice in the result (Paddle's "ij->ii")
+        result.insert(int(rng.integers(len(result) + 1)), result[int(rng.integers(len(result)))])
+    eq = lhs if implicit else lhs + "->" + ("..." if ell else "") + "".join(result)
     shapes = [tuple(ell_sizes[n_ell - k:]) + tuple(size[l] for l in o) for k, o in zip(ell_k, ops)]
+    shared = [l for l in dict.fromkeys(present) if sum(l in o for o in ops) > 1 and size[l] > 1]
+    if shared and rng.random() < 0.1:  # a size-1 dim of a label broadcast against the larger one
+        l = shared[int(rng.integers(len(shared)))]
+        i = next(i for i, o in enumerate(ops) if l in o)
+        off = ell_k[i]  # the leading dims of operand i are its "..." dims
+        shapes[i] = tuple(1 if j >= off and ops[i][j - off] == l else d for j, d in enumerate(shapes[i]))
     return eq, shapes
 
 
@@ -558,7 +593,7 @@ def einsum(rng, mesh, opts):
 @sampler
 def einsum_grad(rng, mesh, opts):
     eq, shapes = _einsum_case(rng, mesh)
-    out = np.einsum(eq, *[np.zeros(s) for s in shapes]).shape
+    out = einsum_kernel(eq, [np.zeros(s) for s in shapes]).shape
     xs = [tensor(rng, s, mesh, opts) for s in shapes]
     cache = [tensor(rng, s, mesh, opts) for s in shapes]  # not read by the grad
     return Sample([xs, cache, tensor(rng, out, mesh, opts)], {"equation": eq})
@@ -598,6 +633,8 @@ def instance_norm(rng, mesh, opts):
 def instance_norm_grad(rng, mesh, opts):
     shape = _instance_shape(rng, mesh)
     c, nc = (shape[1],), shape[:2]
+    if rng.random() < 0.3:  # 1-D, as Paddle's kernel holds them
+        nc = (nc[0] * nc[1],)
     stats = [tensor(rng, nc, mesh, opts, allow_partial=False) for _ in range(2)]
     return Sample([tensor(rng, shape, mesh, opts), _param(rng, c, mesh, opts), _param(rng, c, mesh, opts)]
                   + stats + [tensor(rng, shape, mesh, opts)])
@@ -609,23 +646,25 @@ def layer_norm_grad(rng, mesh, opts):
     shape = random_shape(rng, _rank(rng, 2, 4), mesh)
     b = int(rng.integers(1, len(shape)))
     n = (prod(shape[b:]),)
+    stats = (prod(shape[:b]),) if rng.random() < 0.3 else shape[:b]  # 1-D, as Paddle's kernel holds them
     return Sample([tensor(rng, shape, mesh, opts), _param(rng, n, mesh, opts), _param(rng, n, mesh, opts),
-                   tensor(rng, shape[:b], mesh, opts, allow_partial=False),
-                   tensor(rng, shape[:b], mesh, opts, allow_partial=False),
+                   tensor(rng, stats, mesh, opts, allow_partial=False),
+                   tensor(rng, stats, mesh, opts, allow_partial=False),
                    tensor(rng, shape, mesh, opts)], {"begin_norm_axis": b})
 
 
 @sampler
 def flash_attention_grad(rng, mesh, opts):
     b, s, t, h, d = _attention_shapes(rng, mesh)
+    e = _value_head_dim(rng, mesh, d)
     q = tensor(rng, (b, s, h, d), mesh, opts)
     k = tensor(rng, (b, t, h, d), mesh, opts)
-    v = tensor(rng, (b, t, h, d), mesh, opts)
-    out = tensor(rng, (b, s, h, d), mesh, opts)
+    v = tensor(rng, (b, t, h, e), mesh, opts)
+    out = tensor(rng, (b, s, h, e), mesh, opts)
     lse = tensor(rng, (b, h, s), mesh, opts)
     seed = TensorArg((2,), Placement.replicated(1), int_high=1000)
     mask = tensor(rng, (b, 1 if rng.random() < 0.5 else h, s, t), mesh, opts) if rng.random() < 0.7 else None
-    return Sample([q, k, v, out, lse, seed, mask, tensor(rng, (b, s, h, d), mesh, opts)],
+    return Sample([q, k, v, out, lse, seed, mask, tensor(rng, (b, s, h, e), mesh, opts)],
                   {"dropout": 0.0, "causal": bool(rng.integers(2)) and s == t})
 
 

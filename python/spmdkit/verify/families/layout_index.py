@@ -20,6 +20,15 @@ def index_select_grad(x, index, out_grad, axis):
 
 
 @kernel
+def take_along_axis(x, index, axis):
+    """Paddle's kernel: out has the index's shape and takes x at the index's own coordinates,
+    `axis` replaced by the index value (the index may be shorter than x in the other dims)."""
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[axis % x.ndim] = np.asarray(index, dtype=np.int64)
+    return x[tuple(idx)]
+
+
+@kernel
 def take_along_axis_grad(x, index, out_grad, axis):
     axis = axis % x.ndim
     g = np.zeros(x.shape, dtype=np.result_type(out_grad, np.float64))
@@ -82,7 +91,8 @@ def take_along_axis(rng, mesh, opts):
     shape = random_shape(rng, _rank(rng, 1, 3), mesh)
     x = tensor(rng, shape, mesh, opts)
     axis = _axis(rng, len(shape))
-    ishape = list(shape)
+    # the other dims of the index: x's, or sometimes shorter (Paddle's kernel reads its coordinates)
+    ishape = [int(rng.integers(1, n)) if n > 1 and rng.random() < 0.2 else n for n in shape]
     ishape[axis] = random_dim(rng, mesh)
     index = tensor(rng, ishape, mesh, opts, int_high=max(1, shape[axis]))
     return Sample([x, index], {"axis": axis})
