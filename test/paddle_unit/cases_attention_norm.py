@@ -11,10 +11,10 @@ QKV = ["{0,-1,1,-1}"] * 3
 CASES = [
     # v's head dim (512) differs from q's and k's (1024)
     Case(FA, "flash_attention", "fwd", (2, 3), [Q, K, V, NONE, NONE] + FA_ATTRS,
-         ins=QKV + [None, None], outs=["{0,-1,1,-1}", None, "{0,1,-1}", None], xfail=ENGINE),
+         ins=QKV + [None, None], outs=["{0,-1,1,-1}", None, "{0,1,-1}", None]),
     Case(FA, "flash_attention", "bwd", (2, 3),
          [Q, K, V, NONE, NONE, "[2,512,64,512]{0,-1,1,-1}", NONE, "[2,64,512]{0,1,-1}", NONE] + FA_ATTRS,
-         ins=QKV + [None, None], outs=["{0,-1,1,-1}", None, "{0,1,-1}", None], xfail=ENGINE),
+         ins=QKV + [None, None], outs=["{0,-1,1,-1}", None, "{0,1,-1}", None]),
 ]
 
 LN = "test_layer_norm_rule"

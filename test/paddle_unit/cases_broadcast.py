@@ -46,7 +46,7 @@ ADD_N = [
          ins=[["{0,-1,-1}p{1}", "{0,-1,-1}p{1}"]], outs=["{0,-1,-1}p{1}"]),
     # x split by mesh dim 0 and partial over it too
     Case(ADDN, "add_n", "fwd", (2, 2), [[f"{XS}{{0,-1,-1}}p{{0}}", f"{XS}{{-1,-1,-1}}p{{1}}"]],
-         ins=[["{0,-1,-1}p{}", "{0,-1,-1}p{}"]], outs=["{0,-1,-1}p{}"], xfail=ENGINE),
+         ins=[["{0,-1,-1}p{}", "{0,-1,-1}p{}"]], outs=["{0,-1,-1}p{}"]),
 ]
 
 
@@ -58,7 +58,7 @@ def _cum(file, op):
              ins=["{0,-1,-1}"], outs=["{0,-1,-1}", "{0,-1,-1}"]),
         # grad(x, indices, out_grad): the test passes x as the indices and an out_grad of [16, 2, 16]
         Case(file, op, "bwd", (2, 2), [f"{XS}{{0,-1,1}}", f"{XS}{{0,-1,1}}", "[16,2,16]{-1,1,-1}", 1, DType("int64")],
-             ins=["{0,-1,1}", "{0,-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"], xfail=ENGINE),
+             ins=["{0,-1,1}", "{0,-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"]),
     ]
 
 
