@@ -10,7 +10,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from spmdkit.dist import DistError, Partial, ProcessMesh, Replicate, Shard, parallelize, visualize
 from spmdkit.dist.placements import dim_axes, placements_of_spec, to_spec
 from spmdkit.partition import PartitionError
@@ -75,7 +74,8 @@ ARGS = ({"w": np.ones((8, 4), np.float32)}, np.ones((6, 8), np.float32))
 
 
 def test_parallelize_names_the_argument_whose_shape_does_not_divide():
-    with pytest.raises(DistError, match=r"value args\[1\]: dim 0 of size 6 does not divide over mesh dims \['dp', 'mp'\]"):
+    with pytest.raises(DistError, match=r"value args\[1\]: dim 0 of size 6 does not divide over mesh dims "
+                                        r"\['dp', 'mp'\]"):
         parallelize(_mlp_step, MESH, ({"w": None}, [Shard(0), Shard(0)]), strategy="complete", example_args=ARGS)
 
 
@@ -103,4 +103,4 @@ def test_parallelize_names_the_op_without_a_rule(strategy):
 
 def test_inspection_before_tracing_is_an_error():
     with pytest.raises(DistError, match="not traced"):
-        parallelize(_mlp_step, MESH, (None, None)).plan
+        _ = parallelize(_mlp_step, MESH, (None, None)).plan

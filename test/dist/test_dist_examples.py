@@ -21,8 +21,9 @@ STRATEGIES = ["propagate", "complete"]
 TOL = 1e-5
 # where our plan moves more bytes than XLA's partitioner, and why (reported, not hidden)
 MORE_BYTES_THAN_XLA = {
-    ("gpt-2x2x2-sgd", "complete"): "completion pushes shardings forward only; with fsdp on the weights' other "
-                                   "dim the attention's qkv split and heads' reshapes regather what XLA keeps split",
+    ("gpt-2x2x2-sgd", "complete"):
+        "completion decides each op from its operands only: the fsdp split of a weight's other dim is gathered "
+        "again after the qkv split and the heads' reshapes (96742 B vs XLA's 84454 B)",
 }
 
 pytestmark = pytest.mark.skipif(not has_jax_rules(), reason="this build of spmdkit._core has no jax.* rules")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .errors import DistError
 from .mesh import as_process_mesh
-from .placements import is_placements, Partial, Replicate, Shard
+from .placements import Partial, Replicate, Shard, is_placements
 
 _REDUCE = {"sum": "psum", "max": "pmax", "min": "pmin"}
 

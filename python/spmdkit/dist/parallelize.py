@@ -82,7 +82,7 @@ class Parallelized:
         self.out_shardings: dict[str, list] = {}
 
     # -- tracing -------------------------------------------------------------------------------
-    def trace(self, *args) -> "Parallelized":
+    def trace(self, *args) -> Parallelized:
         import jax
         from jax.sharding import NamedSharding
 

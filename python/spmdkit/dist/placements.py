@@ -6,7 +6,7 @@ unless every such `Shard` carries `shard_order` (0 = major), as in spmdkit.shard
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..sharding.placements import Partial, Placement, Replicate, Shard
 from .errors import DistError

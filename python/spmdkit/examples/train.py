@@ -16,8 +16,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..dist import parallelize, visualize
 from ..dist.compare import compiled_report, counts_text, xla_auto_report
-from ..dist.placements import to_spec
 from ..dist.parallelize import flat_placements
+from ..dist.placements import to_spec
 from .optim import OPTIMIZERS, state_placements
 from .setups import SETUPS, mesh_of
 
@@ -126,16 +126,19 @@ def checks(row: dict) -> dict[str, bool]:
 
 
 def report(row: dict) -> str:
-    lines = [f"== {row['case']} (shardings: {row['strategy']}; traced+propagated+partitioned in "
-             f"{row['partition_s']:.2f} s)"]
+    lines = [(f"== {row['case']} (shardings: {row['strategy']}; traced+propagated+partitioned in "
+              f"{row['partition_s']:.2f} s)")]
     for i, s in enumerate(row["steps"]):
         worst = max(s["grad_diff"], key=s["grad_diff"].get)
         lines.append(f"step {i}: loss {s['loss']:.6f}  one device {s['ref_loss']:.6f}  |diff| {s['loss_diff']:.1e}"
                      f"  max grad diff {s['grad_diff'][worst]:.1e} ({worst}, {len(s['grad_diff'])} grads)"
                      f"  params {s['param_diff']:.1e}  {s['ms']:.1f} ms"
-                     + (f" (XLA auto {s['xla_ms']:.1f} ms)" if "xla_ms" in s else "") + f" (one device {s['ref_ms']:.1f} ms)")
+                     + (f" (XLA auto {s['xla_ms']:.1f} ms)" if "xla_ms" in s else "")
+                     + f" (one device {s['ref_ms']:.1f} ms)")
     later = row["steps"][1:] or row["steps"]   # the first step compiles
-    med = lambda key: float(np.median([s[key] for s in later])) if key in later[0] else float("nan")  # noqa: E731
+
+    def med(key):
+        return float(np.median([s[key] for s in later])) if key in later[0] else float("nan")
     lines.append(f"per-step time (median after the first): ours {med('ms'):.1f} ms, XLA auto {med('xla_ms'):.1f} ms, "
                  f"one device {med('ref_ms'):.1f} ms")
     p, h = row["plan"], row["hlo"]
