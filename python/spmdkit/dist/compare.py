@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..reshard.hlo_collectives import _group_size, collective_bytes
+from ..reshard.hlo_collectives import _group_size, collective_bytes, count_collectives
 
 _KINDS = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-reduce": "all_reduce",
           "all-to-all": "all_to_all", "collective-permute": "collective_permute"}
@@ -34,8 +34,10 @@ def tensor_collectives(hlo_text: str) -> dict[str, int]:
 
 
 def compiled_report(hlo_text: str) -> dict:
-    """{"counts": per kind, "bytes": bytes per device} of compiled HLO text."""
-    return {"counts": tensor_collectives(hlo_text), "bytes": collective_bytes(hlo_text)}
+    """{"counts": per kind (per tensor), "bytes": bytes per device, "instructions": collective
+    instructions after XLA combined them} of compiled HLO text."""
+    return {"counts": tensor_collectives(hlo_text), "bytes": collective_bytes(hlo_text),
+            "instructions": sum(count_collectives(hlo_text).values())}
 
 
 def xla_auto_report(fn, args, in_shardings, out_shardings) -> tuple[dict, object]:

@@ -144,10 +144,12 @@ def report(row: dict) -> str:
     p, h = row["plan"], row["hlo"]
     lines.append(f"collectives per step, our plan:     {counts_text(p['counts'])}; {p['bytes']:.0f} B/device; "
                  f"modeled {p['cost_us']:.1f} us")
-    lines.append(f"collectives per step, compiled HLO: {counts_text(h['counts'])}; {h['bytes']:.0f} B/device")
+    lines.append(f"collectives per step, compiled HLO: {counts_text(h['counts'])}; {h['bytes']:.0f} B/device; "
+                 f"{h['instructions']} instructions")
     if "xla" in row:
         x = row["xla"]
-        lines.append(f"XLA automatic partitioning:         {counts_text(x['counts'])}; {x['bytes']:.0f} B/device")
+        lines.append(f"XLA automatic partitioning:         {counts_text(x['counts'])}; {x['bytes']:.0f} B/device; "
+                     f"{x['instructions']} instructions")
     lines.extend(row["pictures"])
     for name, ok in row["checks"].items():
         lines.append(f"[{'ok' if ok else 'FAIL'}] {name}")
