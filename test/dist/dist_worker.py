@@ -13,8 +13,8 @@ os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_p
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from spmdkit.dist import (Partial, ProcessMesh, Replicate, Shard, placements_of, reshard, reshard_plan,  # noqa: E402
-                          shard_map, shard_tensor, visualize)
+from spmdkit.dist import (Partial, ProcessMesh, Replicate, Shard, parallelize, placements_of, reshard,  # noqa: E402
+                          reshard_plan, shard_map, shard_tensor, visualize)
 
 
 def api_case() -> dict:
@@ -29,7 +29,12 @@ def api_case() -> dict:
     # device (i, j) holds rows 4i..4i+3 after Shard(0) on dp; the local block's shape proves it
     local = shard_map(lambda a: a * 0 + jax.lax.axis_index("dp").astype(a.dtype), mesh,
                       ([Shard(0), Replicate()],), [Shard(0), Replicate()])(xs)
+    # parallelize a one-result function; other shapes trace it again
+    w = np.linspace(-1, 1, 6 * 4, dtype=np.float32).reshape(6, 4)
+    layer = parallelize(lambda a, b: jax.numpy.tanh(a @ b), mesh, ([Shard(0), Replicate()], [Replicate(), Shard(1)]))
+    layer_diffs = [float(np.abs(np.asarray(layer(x[:n], w)) - np.tanh(x[:n] @ w)).max()) for n in (8, 4)]
     return {"case": "api",
+            "layer_diffs": layer_diffs, "layer_out": repr(layer.out_shardings),
             "shard_tensor_equal": bool(np.array_equal(np.asarray(xs), x)),
             "shard_tensor_local_shape": list(xs.addressable_shards[0].data.shape),
             "placements_of": repr(placements_of(moved, mesh)),

@@ -90,6 +90,8 @@ def test_user_api_on_four_devices(rows):
     assert row["row_owner"] == [0.0] * 4 + [1.0] * 4
     # x [8, 6] split on columns over mp: devices 0 and 2 (mp index 0) hold the left half
     assert row["picture"].splitlines()[2] == "| 0 2 | 1 3 |"
+    assert max(row["layer_diffs"]) <= 1e-6   # the rows' tanh(x @ w), for 8 and then 4 rows
+    assert row["layer_out"] == "{'out[0]': [Shard(0), Shard(1)]}"   # propagated: rows over dp, columns over mp
 
 
 def test_train_command_runs_an_example_and_prints_the_report():

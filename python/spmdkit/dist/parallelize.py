@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import DistError
 from .mesh import as_process_mesh
-from .placements import is_placements, placements_of_spec, to_spec
+from .placements import Replicate, is_placements, placements_of_spec, to_spec
 from .tensor import put
 
 STRATEGIES = ("propagate", "complete")
@@ -83,35 +83,18 @@ class Parallelized:
 
     # -- tracing -------------------------------------------------------------------------------
     def trace(self, *args) -> Parallelized:
+        """Import `fn` on these arguments, annotate, propagate (or complete), partition."""
         import jax
-        from jax.sharding import NamedSharding
 
         from ..ir import import_jax
-        from ..ir.jax_import import spec_to_sharding
         from ..partition import complete_forward, partition, to_jax
-        mesh, smesh = self.mesh, self.mesh.sharding_mesh
-        leaves, self._in_def = jax.tree_util.tree_flatten(args)
+        leaves, in_def = jax.tree_util.tree_flatten(args)
         labels = _labels(args, "args")
-        shapes = [tuple(np.shape(x)) for x in leaves]
-        in_entries = _expand(self.in_placements, args, "in_placements")
-        arg_shardings = []
-        for label, shape, entry in zip(labels, shapes, in_entries):
-            spec = to_spec(entry or [_replicate()] * mesh.ndim, mesh, shape, label)  # checks fit and divisibility
-            arg_shardings.append(spec_to_sharding("mesh", smesh, spec, len(shape)))
-        out_shape = jax.eval_shape(self.fn, *args)
-        out_tree = out_shape if isinstance(out_shape, tuple) else (out_shape,)
-        self._single = not isinstance(out_shape, tuple)
-        out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
-        out_labels = _labels(out_tree, "out")
-        result_shardings = [None] * len(out_leaves)
-        if self.out_placements is not None:
-            entries = self.out_placements if not self._single else (self.out_placements,)
-            for i, (label, leaf, entry) in enumerate(zip(out_labels, out_leaves, _expand(entries, out_tree,
-                                                                                          "out_placements"))):
-                if entry is not None:
-                    spec = to_spec(entry, mesh, tuple(leaf.shape), label)
-                    result_shardings[i] = spec_to_sharding("mesh", smesh, spec, len(leaf.shape))
-        program = import_jax(self.fn, *args, inline_calls=True, meshes={"mesh": smesh}, arg_shardings=arg_shardings)
+        arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in
+                         zip(labels, leaves, _expand(self.in_placements, args, "in_placements"))]
+        out_labels, result_shardings = self._result_shardings(args)
+        program = import_jax(self.fn, *args, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
+                             arg_shardings=arg_shardings)
         program.main.result_shardings = result_shardings
         if self.strategy == "propagate":
             _propagate(program)
@@ -119,22 +102,46 @@ class Parallelized:
             complete_forward(program)
         parted = partition(program)
         self.program, self.partitioned = program, parted
-        self._run = to_jax(parted, mesh.jax_mesh())
-        jm = mesh.jax_mesh()
-        from ..reshard.execute_jax import partition_spec
-        self._arg_named = [NamedSharding(jm, partition_spec(l)) for l in parted.arg_layouts]
-        self.in_shardings = {lab: placements_of_spec(s.spec, mesh) for lab, s in zip(labels, self._arg_named)}
-        self.out_shardings = {lab: placements_of_spec(partition_spec(l), mesh)
-                              for lab, l in zip(out_labels, parted.result_layouts)}
-        self.out_named = [NamedSharding(jm, partition_spec(l)) for l in parted.result_layouts]
-        self._key = (self._in_def, tuple(shapes), tuple(str(np.result_type(x)) for x in leaves))
+        self._run = to_jax(parted, self.mesh.jax_mesh())
+        self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
+        self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
+        self.out_shardings = {lab: placements_of_spec(self._named(layout).spec, self.mesh)
+                              for lab, layout in zip(out_labels, parted.result_layouts)}
+        self._key = _key_of(leaves, in_def)
         return self
 
+    def _sharding(self, entry, shape, label: str):
+        """The TensorSharding of one leaf's placements (None: replicated), checked against the
+        mesh and the shape (DistError naming the leaf)."""
+        from ..ir.jax_import import spec_to_sharding
+        spec = to_spec(entry or [Replicate()] * self.mesh.ndim, self.mesh, tuple(shape), label)
+        return spec_to_sharding("mesh", self.mesh.sharding_mesh, spec, len(shape))
+
+    def _result_shardings(self, args):
+        """(labels, TensorSharding or None per result leaf) from out_placements."""
+        import jax
+        out_shape = jax.eval_shape(self.fn, *args)
+        single = not isinstance(out_shape, tuple)
+        out_tree = (out_shape,) if single else out_shape
+        out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
+        labels = _labels(out_tree, "out")
+        if self.out_placements is None:
+            return labels, [None] * len(out_leaves)
+        entries = _expand((self.out_placements,) if single else self.out_placements, out_tree, "out_placements")
+        return labels, [None if e is None else self._sharding(e, leaf.shape, label)
+                        for label, leaf, e in zip(labels, out_leaves, entries)]
+
+    def _named(self, layout):
+        from jax.sharding import NamedSharding
+
+        from ..reshard.execute_jax import partition_spec
+        return NamedSharding(self.mesh.jax_mesh(), partition_spec(layout))
+
     def _ensure(self, args):
+        """The argument leaves, traced again when their structure, shapes or dtypes changed."""
         import jax
         leaves, treedef = jax.tree_util.tree_flatten(args)
-        key = (treedef, tuple(tuple(np.shape(x)) for x in leaves), tuple(str(np.result_type(x)) for x in leaves))
-        if key != self._key:
+        if _key_of(leaves, treedef) != self._key:
             self.trace(*args)
         return leaves
 
@@ -168,9 +175,8 @@ class Parallelized:
             raise DistError("not traced yet: call it or .trace(*example_args) first")
 
 
-def _replicate():
-    from .placements import Replicate
-    return Replicate()
+def _key_of(leaves, treedef):
+    return treedef, tuple(tuple(np.shape(x)) for x in leaves), tuple(str(np.result_type(x)) for x in leaves)
 
 
 def _propagate(program) -> None:
