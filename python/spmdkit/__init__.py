@@ -25,7 +25,11 @@ if _os.environ.get("SPMDKIT_CORE_DIR"):  # development: use the extension of ano
 from . import _core as core  # noqa: E402
 from ._core import DistTensorSpec, ProcessMesh, TensorDistAttr  # noqa: E402
 
-__all__ = ["core", "ProcessMesh", "TensorDistAttr", "DistTensorSpec"]
+# The program layers, in the order of the flow: representation -> program IR -> propagation ->
+# reshard planning -> partitioning (the submodules that need jax import it themselves).
+from . import sharding  # noqa: E402,F401
+
+__all__ = ["core", "ProcessMesh", "TensorDistAttr", "DistTensorSpec", "sharding", "propagate"]
 __version__ = "0.1.0"
 
 

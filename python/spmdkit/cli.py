@@ -5,6 +5,10 @@
     spmdkit factors jax.dot_general '[8,32]' '[32,16]' '[1]' '[0]'   (the call's factor table)
     spmdkit list
     spmdkit verify matmul          (see `spmdkit verify --help`)
+    spmdkit train --example gpt --mesh 2x2 --steps 5     (train, partitioned by spmdkit, vs one device)
+    spmdkit propagate FILE.mlir / spmdkit explain FILE.mlir VALUE
+    spmdkit reshard --mesh x=2,y=4 --shape 8,16 '[{"x"}, {}]' '[{}, {"x", "y"}]'
+    spmdkit sharding 'sdy.mesh @m = <["x"=2]>' '#sdy.sharding<@m, [{"x"}]>' --shape 8
 
 A tensor is written SHAPE{MAPPING}, e.g. [64,32]{1,-1}; a dim split over several mesh dims is a
 list, [64,32]{[0,1],-1}; a partial tensor adds p{MESH_DIM:TYPE,...}, e.g. [8,8]{-1,-1}p{0:sum};
@@ -146,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("propagate", "explain"):  # whole-program propagation (spmdkit.propagation)
         from .propagation.cli import main as propagation_main
         return propagation_main(argv)
+    if argv and argv[0] == "sharding":  # check a sharding, show its other forms (spmdkit.sharding)
+        from .sharding.command import main as sharding_main
+        return sharding_main(argv[1:])
     ap = argparse.ArgumentParser(prog="spmdkit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("infer", help="infer the shardings of one rule call")
@@ -162,6 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("list", help="list the registered rules")
     p.set_defaults(fn=cmd_list)
     sub.add_parser("verify", help="execute rules on simulated ranks (spmdkit verify --help)")
+    sub.add_parser("propagate", help="propagate a program's shardings (spmdkit propagate --help)")
+    sub.add_parser("explain", help="why a value got its sharding (spmdkit explain --help)")
+    sub.add_parser("sharding", help="check a Shardy sharding, show its other forms (spmdkit sharding --help)")
+    from .reshard.cli import register as register_reshard
+    from .examples.cli import register as register_train
+    register_reshard(sub)
+    register_train(sub)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)
