@@ -66,17 +66,48 @@ FactorTable EinsumCall::factor_table() {
     id[f] = table.add(size, kind);
     return id[f];
   };
+  // A letter whose size differs between tensors (mismatch: replicate) is no one factor: a factor
+  // has one size (Shardy's). It becomes one need-replication factor per distinct size, each
+  // tensor's dim taking the one of its own size. A dim of unknown size (a forward call's output)
+  // has the size of that dim of an input with the same pattern (take_along_axis's out is shaped
+  // as its index, its grad's x_grad as x), else the size the letter has first.
+  auto same_pattern_size = [&](const Slots& slots, std::size_t d) -> int64_t {
+    auto same = [](const Slot& a, const Slot& b) { return a.n == b.n && std::equal(a.f, a.f + a.n, b.f); };
+    for (std::size_t k = in_slots_.size(); k-- > 0;) {
+      const DistMetaTensor* t = in_[k].t;
+      if (!t || in_slots_[k].size() != slots.size() || d >= t->rank()) continue;
+      bool equal = true;
+      for (std::size_t e = 0; e < slots.size() && equal; ++e) equal = same(in_slots_[k][e], slots[e]);
+      if (equal && t->shape[d] >= 0) return t->shape[d];
+    }
+    return -1;
+  };
+  std::vector<std::pair<int64_t, int>> mismatch_ids;  // (engine factor * 2^32 + size, table id)
+  auto mismatch_id = [&](int f, int64_t size) {
+    if (size < 0) size = factors_[f].size;
+    const int64_t key = (static_cast<int64_t>(f) << 32) | (size & 0xffffffff);
+    for (const auto& [k, i] : mismatch_ids)
+      if (k == key) return i;
+    const int i = table.add(size, FactorTable::Kind::kNeedReplication);
+    mismatch_ids.emplace_back(key, i);
+    return i;
+  };
   auto emit = [&](const SmallVec<Slots, kMaxTensors>& slots, const SmallVec<Bound, kMaxTensors>& bound, bool absent_ok,
                   std::vector<FactorTable::TensorFactors>& to) {
     for (std::size_t k = 0; k < slots.size(); ++k) {
       FactorTable::TensorFactors dims;
-      if (bound[k].t || absent_ok)
-        for (const Slot& s : slots[k]) {
+      const DistMetaTensor* t = bound[k].t;
+      if (t || absent_ok)
+        for (std::size_t d = 0; d < slots[k].size(); ++d) {
+          const Slot& s = slots[k][d];
           FactorTable::DimFactors ids;
           // A dim no factor covers (never split) or a size-1 dim that broadcasts gets a factor of
           // its own of size 1, as Shardy's builder gives every uncovered dim.
           const bool broadcast = s.n == 1 && s.one && factors_[s.f[0]].size > 1;
           if (s.n == 0 || broadcast) ids.push_back(table.add(1));
+          else if (s.n == 1 && factors_[s.f[0]].mismatch)
+            ids.push_back(mismatch_id(s.f[0], t && d < t->rank() && t->shape[d] >= 0 ? t->shape[d]
+                                                                                    : same_pattern_size(slots[k], d)));
           else
             for (int f = 0; f < s.n; ++f) ids.push_back(table_id(s.f[f]));
           dims.push_back(std::move(ids));

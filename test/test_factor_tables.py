@@ -210,6 +210,15 @@ PADDLE = [
     ("unsqueeze", [T(2, 3), [0]], "([i, j])->([k, i, j]) {i=2, j=3, k=1}"),
     ("einsum", [[T(4, 8), T(8, 5)], "ij,jk->ik"], "([i, j], [j, k])->([i, k]) {i=4, j=8, k=5} reduction={j}"),
     ("slice", [T(4, 8, 3), [1], [2], [5]], "([i, j, k])->([i, j, k]) {i=4, j=8, k=3} permutation={j}"),
+    # a letter whose size differs between tensors (mismatch: replicate) is one need-replication
+    # factor per size: the index's dim 0 (8) is not x's (64); the output is shaped as the index
+    ("take_along_axis", [T(64, 32, 48), T(8, 4, 48), 1],
+     "([i, j, k], [l, m, k])->([l, m, k]) {i=64, j=32, k=48, l=8, m=4} need_replication={i, j, l}"),
+    ("take_along_axis", [T(64, 32, 48), T(64, 4, 48), 1],
+     "([i, j, k], [i, l, k])->([i, l, k]) {i=64, j=32, k=48, l=4} need_replication={j}"),
+    ("take_along_axis_grad", [T(64, 32, 48), T(8, 4, 48), T(8, 4, 48), 1],
+     "([i, j, k], [l, m, k], [l, m, k])->([i, j, k]) {i=64, j=32, k=48, l=8, m=4} reduction={m} "
+     "need_replication={i, j, l}"),
 ]
 
 

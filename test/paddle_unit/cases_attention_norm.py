@@ -2,7 +2,6 @@
 from .notation import Case
 
 FA = "test_flash_attention_rule"
-ENGINE = "fixed on branch paddle-engine"
 Q, K, V = "[2,512,64,1024]{0,-1,1,-1}", "[2,1024,64,1024]{0,-1,-1,-1}", "[2,1024,64,512]{0,-1,-1,-1}"
 NONE = "[]{}"   # the tests' "empty tensor": shape [] and mapping [] (an absent optional input)
 FA_ATTRS = [0.0, False, False, False]

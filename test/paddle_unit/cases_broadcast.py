@@ -5,7 +5,6 @@ EXP = "test_expand_rule"
 ADDN = "test_add_n_rule"
 CMAX, CMIN = "test_cummax_rule", "test_cummin_rule"
 UNREGISTERED = "fails: expand is not registered in Paddle 3.3.1"
-ENGINE = "fixed on branch paddle-engine"
 
 
 def _expand_fwd(x, shape, out):
@@ -46,7 +45,9 @@ ADD_N = [
          ins=[["{0,-1,-1}p{1}", "{0,-1,-1}p{1}"]], outs=["{0,-1,-1}p{1}"]),
     # x split by mesh dim 0 and partial over it too
     Case(ADDN, "add_n", "fwd", (2, 2), [[f"{XS}{{0,-1,-1}}p{{0}}", f"{XS}{{-1,-1,-1}}p{{1}}"]],
-         ins=[["{0,-1,-1}p{}", "{0,-1,-1}p{}"]], outs=["{0,-1,-1}p{}"]),
+         ins=[["{0,-1,-1}p{}", "{0,-1,-1}p{}"]], outs=["{0,-1,-1}p{}"],
+         differs="x[0] is split over mesh dim 0 and partial over it too: no rank can hold that",
+         ours="raises", bad_input=f"{XS}{{0,-1,-1}}p{{0}}"),
 ]
 
 
@@ -58,7 +59,13 @@ def _cum(file, op):
              ins=["{0,-1,-1}"], outs=["{0,-1,-1}", "{0,-1,-1}"]),
         # grad(x, indices, out_grad): the test passes x as the indices and an out_grad of [16, 2, 16]
         Case(file, op, "bwd", (2, 2), [f"{XS}{{0,-1,1}}", f"{XS}{{0,-1,1}}", "[16,2,16]{-1,1,-1}", 1, DType("int64")],
-             ins=["{0,-1,1}", "{0,-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"]),
+             ins=["{0,-1,1}", "{0,-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"],
+             differs="out_grad [16, 2, 16] for x [16, 16, 16]: the grad has x's shape, the kernel refuses the call",
+             ours="raises", int_inputs={1: 16}),
+        # the consistent call: out_grad of x's shape
+        Case(file, op, "bwd", (2, 2), [f"{XS}{{0,-1,1}}", f"{XS}{{0,-1,1}}", f"{XS}{{-1,1,-1}}", 1, DType("int64")],
+             ins=["{0,-1,1}", "{0,-1,1}", "{0,-1,1}"], outs=["{0,-1,1}"],
+             note="the test's call with out_grad given x's shape [16, 16, 16]"),
     ]
 
 

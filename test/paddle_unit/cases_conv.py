@@ -26,7 +26,8 @@ DW_GROUPS = "a grouped convolution's channel split does not line up with each ra
 X3L = "[2,6,8,8,4]"
 CHANNEL_LAST = "NDHWC/NHWC: the output channel is the last dim; the test splits a spatial dim by the filter's mesh dim"
 PARTIAL_GRAD = "out_grad kept partial over mesh dim 2 while both grads are split by it: the grads lose that sum"
-ENGINE = "fixed on branch paddle-engine"          # NDHWC
+NCHW_GRAD = dict(differs="an NHWC grad given an NCHW-shaped out_grad [2, 6, 10, 10]: its channels (dim 3, 10) are not "
+                      "the filter's 6 and its spatial dims not the output's: the kernel refuses the call", ours="raises")
 XD, WD, XDL = "[2,4,8,8]", "[8,1,3,3]", "[2,8,8,4]"
 
 CASES = [
@@ -138,8 +139,15 @@ CONV2D_TRANSPOSE = [
         ours=(["{0,2,-1,-1}p{}", "{2,1,-1,-1}p{}", "{0,1,-1,-1}p{}"], ["{0,2,-1,-1}p{1}", "{2,1,-1,-1}p{0}"])),
     # NHWC grads given an out_grad of NCHW shape [2, 6, 10, 10]
     _ct("bwd", f"{XTL}{{-1,-1,-1,-1}}", f"{WT}{{-1,-1,-1,-1}}", "NHWC", ["{0,-1,-1,-1}p{}", "{-1,1,-1,-1}p{}", "{0,1,-1,-1}p{}"],
-        ["{0,-1,-1,-1}p{1}", "{-1,1,-1,-1}p{0}"], out="[2,6,10,10]{0,1,-1,-1}"),
+        ["{0,-1,-1,-1}p{1}", "{-1,1,-1,-1}p{0}"], out="[2,6,10,10]{0,1,-1,-1}", **NCHW_GRAD),
     _ct("bwd", f"{XTL}{{0,-1,-1,2}}", f"{WT}{{2,1,-1,-1}}", "NHWC", ["{0,-1,-1,2}p{}", "{2,1,-1,-1}p{}", "{0,1,-1,-1}p{2}"],
-        ["{0,-1,-1,2}p{1}", "{2,1,-1,-1}p{0}"], out="[2,6,10,10]{0,1,-1,-1}p{2}", note=SHIFTED),
+        ["{0,-1,-1,2}p{1}", "{2,1,-1,-1}p{0}"], out="[2,6,10,10]{0,1,-1,-1}p{2}", note=SHIFTED, **NCHW_GRAD),
+    # the consistent call: an NHWC out_grad [2, 10, 10, 6] (channels last); Paddle 3.3.1 reads its
+    # dim 1 (H_out) as the channels
+    _ct("bwd", f"{XTL}{{-1,-1,-1,-1}}", f"{WT}{{-1,-1,-1,-1}}", "NHWC", ["{0,-1,-1,-1}p{}", "{-1,1,-1,-1}p{}", "{0,1,-1,-1}p{}"],
+        ["{0,-1,-1,-1}p{1}", "{-1,1,-1,-1}p{0}"], out="[2,10,10,6]{0,1,-1,-1}",
+        note="the test's call with out_grad in NHWC layout [2, 10, 10, 6]",
+        differs="NHWC: out_grad's channels are its last dim; Paddle pairs its H_out with the filter's output channels",
+        ours=(["{0,-1,-1,-1}p{}", "{-1,-1,-1,-1}p{}", "{0,-1,-1,-1}p{}"], ["{0,-1,-1,-1}p{}", "{-1,-1,-1,-1}p{0}"])),
 ]
 CASES += CONV2D + CONV2D_TRANSPOSE

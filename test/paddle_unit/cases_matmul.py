@@ -39,7 +39,6 @@ CASES = FGE_BIAS_ANY + [
 ]
 
 EIN = "test_einsum_rule"
-ENGINE = dict(xfail="fixed on branch paddle-engine")
 TWICE = dict(differs="x's mapping uses mesh dim 0 twice", ours="raises", bad_input="[4,2,4]{0,1,0}")
 
 

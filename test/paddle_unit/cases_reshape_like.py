@@ -3,7 +3,6 @@ from .notation import Case
 
 FL = "test_flatten_rule"
 X = "[8,16,8,24]"
-ENGINE = "fixed on branch paddle-engine"
 
 
 def _fl(mapping, start, stop, x_want, out_want):
@@ -175,5 +174,10 @@ CASES += [
     # the output spec's shape is the shape attribute [0, 0, -1, 192] itself
     _rs_bwd("[0,0,-1,192]{0,1,-1,-1}", "{0,1,-1}", "{0,1,-1,-1}", x="[8,1024,3072]{-1,-1,-1}", shape=[0, 0, -1, 192]),
     _rs_bwd("[0,0,-1,192]{0,1,-1,-1}", "{0,1,-1}", "{0,1,-1,-1}", x="[-1,-1,3072]{-1,-1,-1}", shape=[0, 0, -1, 192]),
-    _rs_bwd("[0,0,-1,192]{0,-1,1,-1}", "{0,-1,1}", "{0,-1,1,-1}", x="[-1,-1,3072]{-1,-1,-1}", shape=[0, 0, -1, 192]),
+    # out's -1 dim is 3072 / 192 = 16 (known), split over 3 ranks: blocks of 6, 6, 4 of it are not
+    # x's blocks of 1024 of 3072 (as Paddle's own forward rule finds for the same layouts)
+    _rs_bwd("[0,0,-1,192]{0,-1,1,-1}", "{0,-1,1}", "{0,-1,1,-1}", x="[-1,-1,3072]{-1,-1,-1}", shape=[0, 0, -1, 192],
+            differs="3072 splits into 16 x 192: the 16 over 3 ranks gives blocks that are not x's blocks of 3072",
+            ours=(["{0,-1,-1}"], ["{0,-1,-1,-1}"]),
+            proof_shapes={"[-1,-1,3072]": "[4,6,3072]", "[0,0,-1,192]": "[4,6,16,192]", "[0, 0, -1, 192]": [4, 6, 16, 192]}),
 ]

@@ -8,8 +8,9 @@ X = "[8,8,16,16]"
 
 # Every call of the test passes decrease_axis=[0] (with infer_flags=[0]) although no call leaves
 # dim 0 at size 1: Paddle's kernel refuses such a call, and Paddle's rule ignores decrease_axis.
-# spmdkit drops the dim decrease_axis names (forward) and so refuses an output of the input's
-# rank (reverse).
+# spmdkit refuses decrease_axis naming a dim the slice leaves as it is (size 8); where dim 0 is
+# sliced (the last forward call) it drops the dim, and refuses an output of the input's rank
+# (reverse).
 DECREASE = "decrease_axis=[0] names dim 0, which the slice leaves at size 8: the kernel refuses the call"
 
 
@@ -28,10 +29,10 @@ SNA_X, SNA_I, SNA_U = "[64,32,48]", "[16]", "[32,32,48]"
 NDIM = dict(differs="index.shape[-1] = 16 exceeds x's rank 3: the kernel refuses the call", ours="raises")
 
 CASES = [
-    _slice("fwd", "-1,0,1,-1", [-1], [4], [8], "{-1,0,1,-1}", (["{-1,0,1,-1}"], ["{0,1,-1}"])),
-    _slice("fwd", "-1,-1,1,0", [-1], [4], [-1], "{-1,-1,1,-1}", (["{-1,-1,1,-1}"], ["{-1,1,-1}"])),
-    _slice("fwd", "0,-1,-1,1", [1, 2], [4, 4], [-1, 32], "{0,-1,-1,1}", (["{-1,-1,-1,1}"], ["{-1,-1,1}"])),
-    _slice("fwd", "-1,1,0,-1", [1, 2], [4, 4], [-1, 32], "{-1,-1,-1,-1}", (["{-1,-1,-1,-1}"], ["{-1,-1,-1}"])),
+    _slice("fwd", "-1,0,1,-1", [-1], [4], [8], "{-1,0,1,-1}"),
+    _slice("fwd", "-1,-1,1,0", [-1], [4], [-1], "{-1,-1,1,-1}"),
+    _slice("fwd", "0,-1,-1,1", [1, 2], [4, 4], [-1, 32], "{0,-1,-1,1}"),
+    _slice("fwd", "-1,1,0,-1", [1, 2], [4, 4], [-1, 32], "{-1,-1,-1,-1}"),
     _slice("fwd", "0,1,-1,-1", [0, 1, 2, 3], [0, 0, 4, 4], [4, 4, -1, 32], "{-1,-1,-1,-1}", (["{-1,-1,-1,-1}"], ["{-1,-1,-1}"])),
     _slice("bwd", "-1,-1,0,1", [-1], [4], [8], "{-1,-1,0,-1}"),
     _slice("bwd", "-1,1,0,-1", [-1], [4], [-1], "{-1,1,0,-1}"),
@@ -64,7 +65,6 @@ CASES += [
 GND, GA = "test_gather_nd_rule", "test_gather_rule"
 # an index of shape [4] addresses 4 dims of the 1-D x (index.shape[-1] is the depth)
 DEPTH = dict(differs="index.shape[-1] = 4 exceeds x's rank 1: the kernel refuses the call", ours="raises")
-ENGINE = "fixed on branch paddle-engine"
 CASES += [
     Case(GND, "gather_nd", "fwd", (2, 4), ["[10,20]{-1,-1}", "[2,4,1]{0,-1,-1}"], ins=["{-1,-1}", "{0,-1,-1}"], outs=["{0,-1,-1}"]),
     Case(GND, "gather_nd", "fwd", (2, 4), ["[10]{-1}", "[8,1]{0,-1}"], ins=["{-1}", "{0,-1}"], outs=["{0}"]),
@@ -186,7 +186,7 @@ CASES += [
     _taa((2, 4), f"{XT3}{{0,-1,-1}}", f"{XT3}{{-1,1,-1}}", 1, "{0,-1,-1}", "{0,1,-1}", "{0,1,-1}"),
     _taa((2, 4), f"{XT3}{{-1,-1,0}}", f"{IT3}{{-1,1,0}}", 1, "{-1,-1,0}", "{-1,1,0}", "{-1,1,0}"),
     _taa((2, 4), f"{XT3}{{0,-1,-1}}", f"{IT3}{{0,1,-1}}", 1, "{-1,-1,-1}", "{-1,1,-1}", "{-1,1,-1}"),
-    # grad(x, index, out_grad, axis); the test's second grad call (index [8, 4, 48]) is not re-expressed
+    # grad(x, index, out_grad, axis); the test's second grad call (index [8, 4, 48]) is at the end
     Case(TAA, "take_along_axis", "bwd", (2, 4), [f"{XT3}{{-1,-1,-1}}", f"{XT3}{{-1,-1,-1}}", f"copy:{XT3}{{1,0,-1}}", 1],
          ins=["{1,-1,-1}", "{1,0,-1}", "{1,0,-1}"], outs=["{1,-1,-1}"]),
 ]
@@ -199,16 +199,23 @@ def _scat(mesh, x, i, u, want, out, fn="fwd", **kw):
     return Case(SCAT, "scatter", fn, mesh, args, ins=want[:3], outs=[want[3]], **kw)
 
 
-# index [16] with updates of 32 rows
+# index [16] with updates of 32 rows (the kernel, Paddle's too, reads the first 16 rows)
+ROWS = dict(int_inputs={1: 64},
+            differs="16 ids, 32 update rows split alike: a rank's 4 ids read the first 4 of its 8 rows, rows of "
+                    "other ids, and the partial sum adds x's untouched rows once per rank; spmdkit keeps ids and rows whole")
 CASES += [
     _scat((4,), "-1,-1,-1", "-1", "-1,0,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}p{}"], None),
-    _scat((4,), "0,-1,-1", "-1", "0,-1,-1", ["{-1,-1,-1}", "{0}", "{0,-1,-1}", "{-1,-1,-1}p{0}"], None),
+    _scat((4,), "0,-1,-1", "-1", "0,-1,-1", ["{-1,-1,-1}", "{0}", "{0,-1,-1}", "{-1,-1,-1}p{0}"], None, **ROWS,
+          ours=(["{-1,-1,-1}", "{-1}", "{-1,-1,-1}"], ["{-1,-1,-1}p{}"])),
     _scat((4,), "-1,0,-1", "-1", "-1,-1,-1", ["{-1,-1,-1}", "{-1}", "{-1,-1,-1}", "{-1,-1,-1}p{}"], None),
     _scat((2, 3), "1,-1,0", "-1", "-1,0,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}"], None),
-    _scat((2, 3), "-1,-1,-1", "0", "-1,1,-1", ["{-1,1,-1}", "{0}", "{0,1,-1}", "{-1,1,-1}p{0}"], None),
+    _scat((2, 3), "-1,-1,-1", "0", "-1,1,-1", ["{-1,1,-1}", "{0}", "{0,1,-1}", "{-1,1,-1}p{0}"], None, **ROWS,
+          ours=(["{-1,1,-1}", "{-1}", "{-1,1,-1}"], ["{-1,1,-1}p{}"])),
     _scat((2, 3), "-1,-1,-1", "-1", "-1,-1,-1", ["{-1,0,-1}", "{-1}", "{-1,0,-1}", "{-1,0,-1}"], "1,0,-1", fn="bwd"),
 ]
 
+ROI_CHANNELS = dict(differs="out_grad [6, 2, 3, 3] has 2 channels, x 4: the grad kernel refuses the call",
+                    ours="raises", kernel_refuses=True)
 XR, BR, NR = "[2,4,16,16]{0,1,-1,-1}", "[6,6]{-1,1}", "[2]{-1}"
 ROI_ATTRS = [3, 3, 0.5, -1, True]
 CASES += [
@@ -222,9 +229,13 @@ CASES += [
          ours=(["{-1,1,-1,-1}", "{-1,-1}", "{-1}"], ["{-1,1,-1,-1}"])),
     # grad(x, boxes, boxes_num, out_grad): out_grad [6, 2, 3, 3] has 2 channels to x's 4
     Case(ROI, "roi_align", "bwd", (2, 2), [XR, BR, NR, "[6,2,3,3]{0,-1,-1,-1}"] + ROI_ATTRS,
-         ins=["{-1,1,-1,-1}", "{-1,-1}", "{-1}", "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"]),
+         ins=["{-1,1,-1,-1}", "{-1,-1}", "{-1}", "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"], **ROI_CHANNELS),
     Case(ROI, "roi_align", "bwd", (2, 2), [XR, BR, EMPTY, "[6,2,3,3]{0,-1,-1,-1}"] + ROI_ATTRS,
-         ins=["{-1,1,-1,-1}", "{-1,-1}", EMPTY, "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"]),
+         ins=["{-1,1,-1,-1}", "{-1,-1}", EMPTY, "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"], **ROI_CHANNELS),
+    # the consistent call: out_grad with x's 4 channels
+    Case(ROI, "roi_align", "bwd", (2, 2), [XR, BR, NR, "[6,4,3,3]{0,-1,-1,-1}"] + ROI_ATTRS,
+         ins=["{-1,1,-1,-1}", "{-1,-1}", "{-1}", "{-1,1,-1,-1}"], outs=["{-1,1,-1,-1}"],
+         note="the test's call with out_grad given x's 4 channels"),
 ]
 
 STACK, TILE = "test_stack_rule", "test_tile_rule"
@@ -307,5 +318,16 @@ CASES += [
 CASES += [
     # the second grad call: index [8, 4, 48] with an out_grad of x's shape [64, 32, 48]
     Case(TAA, "take_along_axis", "bwd", (2, 4), [f"{XT3}{{-1,-1,-1}}", f"{IT3}{{-1,-1,-1}}", f"copy:{XT3}{{1,0,-1}}", 1],
-         ins=["{-1,-1,-1}", "{-1,0,-1}", "{-1,0,-1}"], outs=["{-1,-1,-1}"]),
+         ins=["{-1,-1,-1}", "{-1,0,-1}", "{-1,0,-1}"], outs=["{-1,-1,-1}"], int_inputs={1: 32}, kernel_refuses=True,
+         differs="out_grad has x's shape [64, 32, 48], not the index's [8, 4, 48]: the grad kernel refuses the call; "
+                 "spmdkit makes the dims whose sizes disagree whole",
+         ours=(["{-1,-1,-1}", "{-1,-1,-1}", "{-1,-1,-1}"], ["{-1,-1,-1}"])),
+    # the consistent call: out_grad of the index's shape. The index's axis is split, so x_grad
+    # sums the ranks' scatters: Paddle 3.3.1 gives the same layouts but misses that partial sum
+    Case(TAA, "take_along_axis", "bwd", (2, 4), [f"{XT3}{{-1,-1,-1}}", f"{IT3}{{-1,-1,-1}}", f"copy:{IT3}{{1,0,-1}}", 1],
+         ins=["{-1,-1,-1}", "{-1,0,-1}", "{-1,0,-1}"], outs=["{-1,-1,-1}p{}"], int_inputs={1: 32},
+         note="the test's second grad call with out_grad given the index's shape [8, 4, 48]",
+         differs="the index's axis is split: each rank scatters its rows of out_grad, x_grad is their sum; Paddle "
+                 "gives the same layouts but not partial",
+         ours=(["{-1,-1,-1}", "{-1,0,-1}", "{-1,0,-1}"], ["{-1,-1,-1}p{0}"])),
 ]

@@ -11,7 +11,7 @@ from spmdkit.verify import Placement, TensorArg, load_specs
 from spmdkit.verify.simulate import BadCase, Execution, verify_placements
 from spmdkit.verify.specs import resolve
 
-from .notation import _LAYOUT, _TENSOR, Case, _ints, _multi, is_tensor_list, is_tensor_text
+from .notation import _LAYOUT, _TENSOR, EMPTY, Case, _ints, _multi, is_tensor_list, is_tensor_text
 
 
 @lru_cache(maxsize=1)
@@ -40,9 +40,9 @@ def execution_verdict(case: Case, ins: list[str], outs: list[str]) -> str | None
     if case.fn == "bwd" and spec.second == "grad":  # the second function is the grad's rule
         spec = resolve(spec.grad_op, _specs())
     n = len(spec.inputs)
-    tensors = [a for a in case.args if is_tensor_text(a) or is_tensor_list(a)]
-    inputs = [_tensor(a, case.proof_shapes) if isinstance(a, str) else [_tensor(t, case.proof_shapes) for t in a]
-              for a in tensors[:n]]
+    tensors = [a for a in case.args if is_tensor_text(a) or is_tensor_list(a) or a == EMPTY]
+    inputs = [None if a == EMPTY else _tensor(a, case.proof_shapes) if isinstance(a, str)
+              else [_tensor(t, case.proof_shapes) for t in a] for a in tensors[:n]]  # (EMPTY: an absent input)
     for pos, high in case.int_inputs.items():  # index-like inputs hold ids
         ids = lambda t: TensorArg(t.shape, t.placement, int_high=high)  # noqa: E731
         inputs[pos] = [ids(t) for t in inputs[pos]] if isinstance(inputs[pos], list) else ids(inputs[pos])
