@@ -70,8 +70,12 @@ void truncate_divisible(AxisList& axes, int64_t factor_size, bool must_divide) {
 }
 
 // Cuts `axes` at the first axis that clashes with `used`, keeping the clashing axis's major
-// part that does not ("a" against "a":(4)2 keeps "a":(1)4). Returns true if it cut.
+// part that does not ("a" against "a":(4)2 keeps "a":(1)4). Returns true if it cut. A cut
+// axis must still be checked against every other user: the part kept clear of one ("a":(1)2
+// clear of "a":(2)2) may clash with another (a full "a"), so callers finish position k over
+// all users before they stop.
 bool cut_at(AxisList& axes, std::size_t k, const AxisList& used) {
+  if (k >= axes.size()) return false;  // already cut away at k by an earlier user
   int32_t keep = axes[k].size;
   for (const AxisRef& u : used) keep = std::min(keep, axes[k].free_prefix_before(u));
   if (keep == axes[k].size) return false;
@@ -85,9 +89,10 @@ bool cut_at(AxisList& axes, std::size_t k, const AxisList& used) {
 // reserves it.
 void truncate_in_tensor(const Projection& p, int t, int f, AxisList& axes, std::size_t from) {
   for (std::size_t k = from ? from - 1 : 0; k < axes.size(); ++k) {  // from - 1: the last axis may widen
-    if (cut_at(axes, k, p.reserved[t])) return;
+    bool cut = cut_at(axes, k, p.reserved[t]);
     for (int g = 0; g < p.num_factors; ++g)
-      if (g != f && cut_at(axes, k, p.at(t, g).axes)) return;
+      if (g != f) cut = cut_at(axes, k, p.at(t, g).axes) || cut;
+    if (cut) return;
   }
 }
 
@@ -162,12 +167,12 @@ void propagate_basic(const Graph& g, const Op& op, Projection& p) {
     truncate_divisible(c.axes, table.sizes[f], p.must_divide[f]);
     // Cut at the first axis another factor uses, or a receiving tensor reserves.
     for (std::size_t k = 0; k < c.axes.size(); ++k) {
-      bool cut = false;
-      for (int t = 0; t < p.num_tensors && !cut; ++t) {
-        for (int g2 = 0; g2 < p.num_factors && !cut; ++g2)
-          if (g2 != f) cut = cut_at(c.axes, k, p.at(t, g2).axes);
+      bool cut = false;  // every tensor and factor is checked at k, also after a cut (see cut_at)
+      for (int t = 0; t < p.num_tensors; ++t) {
+        for (int g2 = 0; g2 < p.num_factors; ++g2)
+          if (g2 != f) cut = cut_at(c.axes, k, p.at(t, g2).axes) || cut;
         // position k is new to the tensor, or its last axis widened into a larger sub-axis
-        if (!cut && can_grow(p, t, f) && p.at(t, f).axes.size() <= k + 1) cut = cut_at(c.axes, k, p.reserved[t]);
+        if (can_grow(p, t, f) && p.at(t, f).axes.size() <= k + 1) cut = cut_at(c.axes, k, p.reserved[t]) || cut;
       }
       if (cut) break;
     }

@@ -7,10 +7,16 @@ factor, or a split that does not divide a factor, is resharded away, as Shardy's
 insert-explicit-reshards would), gives every rank its block of each operand under that sharding,
 runs the op's kernel on the blocks, all-reduces over the axes of reduction factors, and compares
 every rank's block with the same block of the dense result. Compound factors (reshape) are sliced
-by reshaping a dim into its factors, so sub-axis splits are exercised exactly.
+by reshaping a dim into its factors, so sub-axis splits are exercised exactly. Need-replication
+and permutation factors run unsplit (a permutation factor, concatenate's or slice's resized dim,
+would need a collective permute); a dim none of whose factors is split is passed whole, so a
+factor sized unlike its dim (a permutation factor, Shardy's size-1 factor) is never sliced. The
+partial results of reduction factors are combined with the op's reduce function (`combine`,
+sum unless given: max for a reduce_max, product for a reduce_prod).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -40,7 +46,7 @@ def choose_factor_axes(graph, o):
     chosen, used = {}, []
     for f, size in enumerate(sizes):
         axes = []
-        if kinds[f] != "need_replication":
+        if kinds[f] not in ("need_replication", "permutation"):
             for t in order:
                 if proj and proj[t][f] is not None and proj[t][f]:
                     axes = list(proj[t][f])
@@ -78,7 +84,7 @@ def _block(array, dims, sizes, chosen, coords, mesh_sizes):
     """The rank's block of `array` whose dims carry factor lists `dims`."""
     expanded, slices, local = [], [], []
     for d, dim in enumerate(dims):
-        if not dim:
+        if not any(chosen[f] for f in dim):  # unsplit: whole, whatever its factors' sizes
             expanded.append(array.shape[d])
             slices.append(slice(None))
             local.append(array.shape[d])
@@ -99,7 +105,7 @@ def _block(array, dims, sizes, chosen, coords, mesh_sizes):
     return array.reshape(expanded)[tuple(slices)].reshape(local)
 
 
-def check_op(graph, o, dense_in, dense_out, kernel, rtol=1e-6, atol=1e-6) -> OpCheck:
+def check_op(graph, o, dense_in, dense_out, kernel, rtol=1e-6, atol=1e-6, combine=np.add) -> OpCheck:
     ins, outs, sizes, kinds = graph.ops[o]["factors"]
     chosen, resharded = choose_factor_axes(graph, o)
     mesh_name = next((graph.mesh_of(v) for v in graph.ops[o]["operands"] + graph.ops[o]["results"] if graph.mesh_of(v)), None)
@@ -118,28 +124,34 @@ def check_op(graph, o, dense_in, dense_out, kernel, rtol=1e-6, atol=1e-6) -> OpC
         groups.setdefault(tuple(key), []).append(coords)
     err = 0.0
     for members in groups.values():
-        total = [sum(locals_by_rank[c][0][i] for c in members) for i in range(len(outs))]
+        total = [functools.reduce(combine, [locals_by_rank[c][0][i] for c in members]) for i in range(len(outs))]
         for c in members:
             for got, want in zip(total, locals_by_rank[c][1]):
                 if got.shape != want.shape:
                     return OpCheck(o, graph.ops[o]["name"], chosen, resharded, float("inf"))
                 if want.size:
-                    diff = np.abs(got - want) - rtol * np.abs(want)
-                    err = max(err, float(diff.max()))
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        same = (got == want) | (np.isnan(got) & np.isnan(want))
+                        diff = np.where(same, 0.0, np.abs(got - want) - rtol * np.abs(want))
+                    err = max(err, float(np.nan_to_num(diff, nan=np.inf).max()))  # a NaN difference is wrong
     return OpCheck(o, graph.ops[o]["name"], chosen, resharded, err)
 
 
-def execute(graph, inputs: dict, kernels: dict, atol=1e-6):
+def execute(graph, inputs: dict, kernels: dict, atol=1e-6, combine=None):
     """Runs the graph densely (ops in insertion order), then checks every op on simulated ranks.
-    `inputs` maps value id -> array for values no op produces; `kernels` maps op name ->
-    fn(arrays, result_shapes) -> list of arrays. Returns (dense values, [OpCheck])."""
+    `inputs` maps value id -> array for values no op produces; `kernels` maps an op's index or
+    name (index first) -> fn(arrays, result_shapes) -> list of arrays; `combine` likewise maps
+    to the reduce function of the op's reduction factors (np.add when absent). Returns (dense
+    values, [OpCheck])."""
     values = dict(inputs)
     checks = []
+    combine = combine or {}
     for o, op in enumerate(graph.ops):
-        kernel = kernels[op["name"]]
+        kernel = kernels[o] if o in kernels else kernels[op["name"]]
         dense_in = [values[v] for v in op["operands"]]
         dense_out = kernel(dense_in, [tuple(graph.shape(v)) for v in op["results"]])
         for v, y in zip(op["results"], dense_out):
             values[v] = y
-        checks.append(check_op(graph, o, dense_in, dense_out, kernel, atol=atol))
+        reduce_fn = combine.get(o, combine.get(op["name"], np.add))
+        checks.append(check_op(graph, o, dense_in, dense_out, kernel, atol=atol, combine=reduce_fn))
     return values, checks
