@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def has_jax_rules() -> bool:
     from spmdkit import core
@@ -23,7 +21,10 @@ def has_propagation() -> bool:
 
 def worker_env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
+    # the spmdkit this process imported (the installed one in CI, python/ in a development tree)
+    import spmdkit
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(spmdkit.__file__).resolve().parent.parent),
+                                                      env.get("PYTHONPATH")]))
     env.pop("XLA_FLAGS", None)
     return env
 

@@ -30,8 +30,10 @@ TOL = 1e-5
 @pytest.fixture(scope="module")
 def results():
     env = dict(os.environ)
-    root = HERE.parent.parent
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root / "python"), env.get("PYTHONPATH")]))
+    # the spmdkit this process imported (the installed one in CI, python/ in a development tree)
+    import spmdkit
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(spmdkit.__file__).resolve().parent.parent),
+                                                      env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES, "iota-2x2",
                            *(PROPAGATED if HAS_PROPAGATION else [])], env=env, capture_output=True,
                           text=True, timeout=900)

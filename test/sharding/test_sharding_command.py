@@ -37,9 +37,9 @@ def test_bad_input_exits_1_with_the_error(args, words, capsys):
 
 
 def test_runs_as_a_module():
-    root = Path(__file__).resolve().parents[2]
+    import spmdkit  # the one this process imported: installed in CI, python/ in a development tree
     done = subprocess.run([sys.executable, "-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"],
                           capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(root / "python")})
+                          env={**os.environ, "PYTHONPATH": str(Path(spmdkit.__file__).resolve().parent.parent)})
     assert done.returncode == 0, done.stderr
     assert "local shape:  2" in done.stdout and "Shard(0, shard_order=1), Shard(0, shard_order=0)" in done.stdout
