@@ -59,15 +59,20 @@ def _random_sharding(rng, g, mesh, shape):
     return "[" + ", ".join(texts) + "]"
 
 
-def random_program(seed: int, n_ops: int = 8, annotate: float = 0.35):
-    """Returns (graph, inputs) with inputs a dict value id -> array for the graph's free values."""
-    rng = np.random.default_rng(seed)
-    g = Graph()
+def add_random_mesh(rng, g: Graph, name: str = "mesh") -> None:
+    """A mesh of 1 to 3 axes x, y, z of size 2 or 4, at most 16 devices."""
     n_axes = int(rng.integers(1, 4))
     sizes = [int(rng.choice([2, 4])) for _ in range(n_axes)]
     while np.prod(sizes) > 16:
         sizes[int(np.argmax(sizes))] = 2
-    g.mesh("mesh", [(n, s) for n, s in zip("xyz", sizes)])
+    g.mesh(name, [(a, s) for a, s in zip("xyz", sizes)])
+
+
+def random_program(seed: int, n_ops: int = 8, annotate: float = 0.35):
+    """Returns (graph, inputs) with inputs a dict value id -> array for the graph's free values."""
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    add_random_mesh(rng, g)
     inputs = {}
 
     def new_input(shape):

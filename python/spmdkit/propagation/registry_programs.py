@@ -37,7 +37,7 @@ from ..verify import kernels as K
 from ..verify.specs import load_specs
 from .from_ir import _table_parts
 from .graph import Graph
-from .random_programs import _random_sharding
+from .random_programs import _random_sharding, add_random_mesh
 
 _UNARY = ["elementwise_unary", "gelu", "jax.neg", "jax.log", "jax.log1p", "jax.tanh", "jax.logistic",
           "jax.rsqrt", "jax.sqrt", "jax.erf", "jax.abs", "jax.sign", "jax.sin", "jax.cos", "jax.floor",
@@ -180,11 +180,7 @@ def random_registry_program(seed: int, n_ops: int = 8, annotate: float = 0.35, f
     op is drawn family first (layout twice as often), then uniformly within its family."""
     rng = np.random.default_rng(seed)
     g = Graph()
-    n_axes = int(rng.integers(1, 4))
-    sizes = [int(rng.choice([2, 4])) for _ in range(n_axes)]
-    while np.prod(sizes) > 16:
-        sizes[int(np.argmax(sizes))] = 2
-    g.mesh("mesh", [(a, s) for a, s in zip("xyz", sizes)])
+    add_random_mesh(rng, g)
     inputs, dense, kernels = {}, {}, {}
 
     def new_input(shape):
