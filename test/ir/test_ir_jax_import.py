@@ -6,6 +6,8 @@ the attribute encoding; argument shardings land on the arguments; bad input rais
 """
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,6 +22,10 @@ from spmdkit.ir.jax_import import CALL_PRIMITIVES
 from spmdkit.ir.types import TensorType, element_type
 from spmdkit.models import gpt, mlp
 from spmdkit.sharding import DimSharding, Mesh, TensorSharding
+
+# The folder of the spmdkit this process imported (installed in CI, python/ in a development tree):
+# a fresh interpreter must import the same one.
+_SPMDKIT_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__import__("spmdkit").__file__)))
 
 CFG = gpt.GPTConfig()
 
@@ -206,7 +212,7 @@ def test_shard_map_evaluates_on_four_devices(tmp_path):
         print("OK")
     """)
     import os
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-2000:]
 
@@ -298,7 +304,7 @@ def test_printed_program_evaluates_in_a_fresh_process(tmp_path, gpt_inputs):
               f"args = np.load({str(tmp_path / 'args.npz')!r})\n"
               f"leaves = [args[f'arr_{{i}}'] for i in range(len(args.files))]\n"
               f"print(repr(float(jax.jit(lambda *a: evaluate(program, *a)[0])(*leaves))))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout.strip().splitlines()[-1]) == want

@@ -14,6 +14,10 @@ import pytest
 from spmdkit.ir import EvaluateError, evaluate, import_jax
 from spmdkit.sharding import Mesh
 
+# The folder of the spmdkit this process imported (installed in CI, python/ in a development tree):
+# a fresh interpreter must import the same one.
+_SPMDKIT_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__import__("spmdkit").__file__)))
+
 SCRIPT = textwrap.dedent("""
     import jax, numpy as np
     jax.config.update("jax_num_cpu_devices", 4)
@@ -43,7 +47,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_shardings_reach_xla_and_values_are_unchanged():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-3000:]
 
