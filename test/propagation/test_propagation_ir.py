@@ -99,3 +99,30 @@ def test_registry_factor_tables_when_available():
     out = propagate_program(program)
     assert out.opaque == []
     assert str(program.main.args[1].sharding).endswith('[{"a", ?}, {"b", ?}]>')
+
+
+PRESET = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x32xf32> {
+  %0 = stablehlo.custom_call @my_matmul(%arg0, %arg1) {sdy.sharding_rule = #sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=32, k=16} reduction={k}>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+"""
+
+
+def test_a_preset_sharding_rule_is_the_ops_table():
+    """A custom_call has no registry rule; its `sdy.sharding_rule` attribute (Shardy: a pre-set
+    rule always wins) is its factor table, so i and j flow from the operands to the result."""
+    program = ir.parse(PRESET)
+    spmdkit.propagate(program)
+    result = program.main.body.ops[0].results[0]
+    assert str(result.sharding) == '#sdy.sharding<@mesh, [{"x", ?}, {"y", ?}]>'
+
+
+def test_a_preset_rule_that_is_not_a_rule_is_an_error():
+    """MLIR's verifier refuses it as the text is read: a typed error naming the line and the op."""
+    text = PRESET.replace("#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=32, k=16} reduction={k}>",
+                          '"not a rule"')
+    with pytest.raises(ir.IRError, match=r"line 5.*stablehlo.custom_call.*sdy.sharding_rule"):
+        ir.parse(text)

@@ -34,10 +34,21 @@ def _sharding_text(sharding) -> str:
     return text[len("#sdy.sharding"):] if text.startswith("#sdy.sharding") else text
 
 
+_PRESET_RULE = "#sdy.op_sharding_rule<"
+
+
 def default_factor_table(op):
-    """The registry rule's factor table for `op` (raises when it has none)."""
+    """The op's factor table: a pre-set `sdy.sharding_rule` attribute (as in Shardy, it always
+    wins: a custom_call's only rule), else the registry rule's table (raises when it has none)."""
     from .. import DistTensorSpec, ProcessMesh, TensorDistAttr
     from ..ir import bind
+
+    preset = op.attrs.get("sdy.sharding_rule")
+    if preset is not None:
+        text = str(preset)
+        if not (text.startswith(_PRESET_RULE) and text.endswith(">")):
+            raise ValueError(f"op '{op.name}': sdy.sharding_rule is not an #sdy.op_sharding_rule: {text}")
+        return text[len(_PRESET_RULE):-1].removesuffix(", custom")
 
     mesh = ProcessMesh([0], dim_names=["_"])
 
