@@ -14,15 +14,26 @@ MODES = [dict(), dict(aggressive=False), dict(op_priority=False), dict(user_prio
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _pieces(axes):
+    """Each (axis, pre_size, size) cut into sub-axes of prime size, major to minor: "a":(1)4 is
+    "a":(1)2 then "a":(2)2. Two dim shardings split a dim into the same device blocks as far as
+    their pieces agree (exact for the meshes of these tests, whose axis sizes are powers of 2)."""
+    out = []
+    for axis, pre, size in axes:
+        f = 2
+        while size > 1:
+            while size % f == 0:
+                out.append((axis, pre, f))
+                pre, size = pre * f, size // f
+            f += 1
+    return out
+
+
 def _extends(old, new):
-    """`new` keeps `old` as its major part; its last axis may have widened into a larger
-    sub-axis starting at the same place ("a":(1)2 -> "a":(1)4 or "a")."""
-    if not old:
-        return True
-    if len(new) < len(old) or new[:len(old) - 1] != old[:-1]:
-        return False
-    (a0, p0, s0), (a1, p1, s1) = old[-1], new[len(old) - 1]
-    return a0 == a1 and p0 == p1 and s1 % s0 == 0 and (s1 == s0 or len(new) == len(old))
+    """`new` keeps `old` as its major part: an open dim only grows minor-ward, possibly by
+    widening its last sub-axis ("a":(1)2 -> "a")."""
+    old_pieces, new_pieces = _pieces(old), _pieces(new)
+    return new_pieces[:len(old_pieces)] == old_pieces
 
 
 def _user_dims(g):
@@ -141,3 +152,13 @@ def test_results_are_partial_exactly_over_the_reduction_factors_axes():
     assert partial_axes(g, 1) == []              # a softmax is never partial
     assert partial_axes(g, 2) == [("x", 1, 2)]
     assert g.sharding(mm) == '[{"y", ?}, {?}]' and g.sharding(rs) == '[{"y", ?}]'
+
+
+def test_extends_is_prefix_of_device_blocks():
+    y2, y4, x4 = ("y", 1, 2), ("y", 1, 4), ("x", 1, 4)
+    assert _extends([y2], [y4, x4])            # widened, then grown minor-ward
+    assert _extends([y2], [y2, ("y", 2, 2)])
+    assert _extends([], [x4])
+    assert not _extends([y4], [y2])            # shrunk
+    assert not _extends([y2], [("y", 2, 2)])   # another piece of y
+    assert not _extends([y2, x4], [y4, x4])    # x moved from second to third piece
