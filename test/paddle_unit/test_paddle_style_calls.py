@@ -7,7 +7,7 @@ engine rejects) before a user does."""
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
 
@@ -115,12 +115,18 @@ def _layouts(result):
         if isinstance(a, (list, tuple)):
             return [one(x) for x in a]
         p = sorted(a._partial_dims()) if a._is_partial() else []
-        return "{" + ",".join(map(str, a.dims_mapping)) + "}" + (f"p{{{','.join(map(str, p))}}}" if p else "p{}")
+        # a dim split over several mesh dims (a co-shard) is written [major,...,minor]: its 1-D
+        # dims_mapping view would name one mesh dim and lose the others
+        multi = [list(d) for d in getattr(a, "multi_dims_mapping", [])]
+        dims = ([f"[{','.join(map(str, d))}]" if len(d) > 1 else str(d[0] if d else -1) for d in multi]
+                if any(len(d) > 1 for d in multi) else list(map(str, a.dims_mapping)))
+        return "{" + ",".join(dims) + "}" + (f"p{{{','.join(map(str, p))}}}" if p else "p{}")
     return [one(list(result[0])), one(list(result[1]))]
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=calls())
+@example(case=Case("property", "matmul", "fwd", (2, 3), ["[6]{0}", "[6,4]{1,-1}", True, False]))  # a co-shard (CI find)
 def test_paddle_style_calls_agree_with_paddle_or_are_proven(case, paddle_api):
     ours = _layouts(SPMDKIT.call(case))   # a valid call: spmdkit must answer it
     try:
