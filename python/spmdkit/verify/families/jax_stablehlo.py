@@ -13,6 +13,7 @@ import numpy as np
 from ..cases import Sample, TensorArg
 from ..kernels import kernel
 from ..samplers import _rank, random_dim, random_shape, sampler, tensor
+from .slice_layout import concat_inputs
 
 
 # ---- kernels ---------------------------------------------------------------------------------
@@ -313,13 +314,7 @@ def jax_rev(rng, mesh, opts):
 
 @sampler
 def jax_concatenate(rng, mesh, opts):
-    base = list(random_shape(rng, _rank(rng, 1, 3), mesh))
-    axis = int(rng.integers(0, len(base)))
-    xs = []
-    for _ in range(int(rng.integers(1, 4))):
-        shape = list(base)
-        shape[axis] = random_dim(rng, mesh)
-        xs.append(tensor(rng, shape, mesh, opts))
+    xs, axis, _ = concat_inputs(rng, mesh, opts)  # Paddle's concat draws the same tensors
     return Sample([xs], {"dimension": axis})
 
 

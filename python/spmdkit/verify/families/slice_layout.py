@@ -265,8 +265,8 @@ def strided_slice_grad(rng, mesh, opts):
     return Sample([tensor(rng, shape, mesh, opts), tensor(rng, out, mesh, opts)], attrs)
 
 
-@sampler
-def concat(rng, mesh, opts):
+def concat_inputs(rng, mesh, opts):
+    """1 to 3 tensors of one rank that agree on every dim but `axis`: (tensors, axis, rank)."""
     base = list(random_shape(rng, _rank(rng, 1, 3), mesh))
     axis = int(rng.integers(0, len(base)))
     xs = []
@@ -274,7 +274,13 @@ def concat(rng, mesh, opts):
         shape = list(base)
         shape[axis] = random_dim(rng, mesh)
         xs.append(tensor(rng, shape, mesh, opts))
-    return Sample([xs], {"axis": _neg(rng, axis, len(base))})
+    return xs, axis, len(base)
+
+
+@sampler
+def concat(rng, mesh, opts):
+    xs, axis, rank = concat_inputs(rng, mesh, opts)
+    return Sample([xs], {"axis": _neg(rng, axis, rank)})
 
 
 def _same_shape_list(rng, mesh, opts, rank_lo=1, rank_hi=3):
