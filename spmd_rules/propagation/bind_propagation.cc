@@ -143,7 +143,7 @@ void spmdkit_bind_propagation(py::module_& m) {
             Stats st;
             {
               py::gil_scoped_release release;
-              Propagator prop(self.g);
+              Propagator prop(self.g, self.provenance);
               st = prop.run({aggressive, op_priority, user_priority});
               self.provenance = prop.provenance();
             }

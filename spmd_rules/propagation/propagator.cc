@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 #include "errors.h"
 #include "factor_propagation.h"
@@ -57,7 +58,7 @@ Direction op_priority_direction(const Graph& g, const Op& op, int step, const st
   return static_cast<Direction>(dir);
 }
 
-Propagator::Propagator(Graph& g) : g_(g) {
+Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   g_.validate();
   const int nv = g_.num_values();
   const int no = static_cast<int>(g_.ops.size());
@@ -81,12 +82,18 @@ Propagator::Propagator(Graph& g) : g_(g) {
   for (int o = 0; o < no; ++o)
     for (int i = 0; i < g_.ops[o].num_tensors(); ++i) adj_[fill[g_.ops[o].tensor_value(i)]++] = o;
 
-  provenance_.assign(nv, Provenance{});
+  // An earlier run's provenance stays: a value this run leaves alone keeps its reason.
+  provenance_ = std::move(previous);
+  provenance_.resize(nv);
   for (int v = 0; v < nv; ++v)
     for (DimSharding& d : g_.shardings[v].dims)
       if (d.user) {
         if (d.origin == kNoOrigin) d.origin = v;
-        provenance_[v].level = Level::kUser;
+        Provenance& pv = provenance_[v];
+        if (pv.level != Level::kUnset && pv.level != Level::kUser) continue;
+        pv.level = Level::kUser;
+        if (d.priority != kNoPriority)  // the round its annotation applies in
+          pv.user_priority = pv.user_priority < 0 ? d.priority : std::min(pv.user_priority, d.priority);
       }
   queued_.assign(no, 0);
   visits_[0].assign(no, Visit{});
@@ -250,6 +257,11 @@ Stats Propagator::run(const Options& options) {
       if (options.aggressive) fixed_point(true, threshold, shown, step);
     }
   }
+  // Like Shardy, a priority is dropped once its round applied it: the result carries none, so
+  // propagating it again sees every annotation at once (and finds nothing left to do).
+  if (options.user_priority)
+    for (TensorSharding& s : g_.shardings)
+      for (DimSharding& d : s.dims) d.priority = kNoPriority;
   return stats_;
 }
 

@@ -30,7 +30,8 @@ Direction op_priority_direction(const Graph& g, const Op& op, int step, const st
 
 class Propagator {
  public:
-  explicit Propagator(Graph& g);
+  // `previous`: the provenance of an earlier run on `g` (empty for the first).
+  explicit Propagator(Graph& g, std::vector<Provenance> previous = {});
   Stats run(const Options& options);
   const std::vector<Provenance>& provenance() const { return provenance_; }
 

@@ -278,7 +278,8 @@ class Graph:
         name = self._value_names[v]
         lines = [f"{name}: {self.sharding_full(v)}"]
         if p["level"] == "user":
-            lines.append("  annotated by the user")
+            given = p["user_priority"]
+            lines.append("  annotated by the user" + (f" (priority p{given})" if given >= 0 else ""))
         elif p["level"] == "none":
             lines.append("  no op changed it")
         else:
