@@ -126,3 +126,25 @@ def test_a_preset_rule_that_is_not_a_rule_is_an_error():
                           '"not a rule"')
     with pytest.raises(ir.IRError, match=r"line 5.*stablehlo.custom_call.*sdy.sharding_rule"):
         ir.parse(text)
+
+
+def test_priorities_are_applied_and_dropped_in_the_printed_program():
+    text = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", ?}p1, {"b", ?}p1]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b", ?}p0, {?}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+    program = ir.parse(text)
+    propagate_program(program, elementwise_tables)
+    out = ir.print_program(program)
+    # p0 ran first: "b" took dim 0 everywhere it could, so arg0's p1 "b" on dim 1 finds it taken
+    assert str(program.main.args[1].sharding).endswith('[{"b", ?}, {?}]>')
+    assert str(program.main.result_shardings[0]).endswith('[{"b", ?}, {?}]>')
+    assert "}p0" not in out and "}p1" not in out  # applied, then dropped (as Shardy prints it)
+    again = ir.parse(out)
+    propagate_program(again, elementwise_tables)
+    assert ir.print_program(again) == out
