@@ -3,7 +3,7 @@ import pickle
 
 import pytest
 
-from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr, core
+from spmdkit import ProcessMesh, TensorDistAttr, core
 
 
 def test_process_mesh_from_nested_lists():

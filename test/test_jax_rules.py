@@ -249,7 +249,6 @@ def test_table_predicts_where_a_single_split_goes():
     from spmdkit.verify.random_mode import draw_case
     from spmdkit.verify.samplers import Options
     rng = np.random.default_rng(7)
-    mesh = ProcessMesh([0, 1], dim_names=["x"])
     checked = {}
     for op in sorted({rule(n).op for n in family()} - DIM_TRANS - {"jax.iota", "stablehlo.constant"}):  # no inputs
         r = rule(op)

@@ -4,7 +4,6 @@ Runs without any rule library (placements are written by hand); the last test ru
 mode over every registered op on spmdkit's own rules, in a subprocess (a crashing extension
 must fail the test, not the session).
 """
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ except ImportError:  # an install without verify (or none): use the source tree
     for name in [m for m in sys.modules if m == "spmdkit" or m.startswith("spmdkit.")]:
         del sys.modules[name]
 
+from child_process import child_env  # noqa: E402
 from spmdkit.verify import Placement, TensorArg, load_specs  # noqa: E402
 from spmdkit.verify.partial import partial_addends, reduce_parts  # noqa: E402
 from spmdkit.verify.placement import block_bounds, local_shape  # noqa: E402
@@ -140,13 +140,11 @@ def test_cli_table():
 
 def test_random_mode_on_spmdkit_rules():
     """CI: the random and exhaustive modes over every registered op, bounded; no rule may be wrong."""
-    spmdkit = pytest.importorskip("spmdkit")
+    pytest.importorskip("spmdkit")
     pytest.importorskip("spmdkit._core")
-    # the spmdkit this test imported (installed, or the source tree in development)
-    package_root = str(Path(spmdkit.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run([sys.executable, "-m", "spmdkit.verify", "--all", "--cases", "200", "--draws", "1",
-                          "--max-combos", "150", "--mode", "both"], capture_output=True, text=True, env=env, timeout=1200)
+                          "--max-combos", "150", "--mode", "both"], capture_output=True, text=True, env=child_env(),
+                         timeout=1200)
     assert run.returncode in (0, 1), f"verify crashed (rc {run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     rows, wrong = set(), {}
     for line in run.stdout.splitlines():

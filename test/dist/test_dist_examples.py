@@ -6,14 +6,14 @@ the user API on 4 devices (shard_tensor, reshard, shard_map, visualize) and the 
 command. Every run is a subprocess with a timeout (JAX's device count is fixed at start)."""
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_support import has_jax_rules, has_propagation, run_worker, worker_env  # noqa: E402
+from child_process import run_child  # noqa: E402
+from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E402
 
 HERE = Path(__file__).parent
 EXAMPLES = ["mlp-2x2-sgd", "gpt-2x2-adamw", "mlp-2x2x2-adamw", "gpt-2x2x2-sgd"]
@@ -95,10 +95,8 @@ def test_user_api_on_four_devices(rows):
 
 
 def test_train_command_runs_an_example_and_prints_the_report():
-    proc = subprocess.run([sys.executable, "-m", "spmdkit.examples.mlp", "--mesh", "2x2", "--steps", "5",
-                           "--optimizer", "sgd", "--strategy", "complete", "--no-xla"],
-                          env=worker_env(), capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    proc = run_child(["-m", "spmdkit.examples.mlp", "--mesh", "2x2", "--steps", "5", "--optimizer", "sgd",
+                      "--strategy", "complete", "--no-xla"], timeout=300)
     out = proc.stdout
     assert sum(line.startswith("step ") and "one device" in line for line in out.splitlines()) == 5
     assert "compiled HLO" in out and "[ok] every gradient within 1e-5" in out and "per-step time" in out

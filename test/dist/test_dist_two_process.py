@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_support import has_jax_rules, has_propagation, worker_env  # noqa: E402
+from child_process import child_env  # noqa: E402
+from dist_support import has_jax_rules, has_propagation  # noqa: E402
 
 
 @pytest.mark.skipif(not has_jax_rules(), reason="this build of spmdkit._core has no jax.* rules")
 def test_gpt_on_two_processes_matches_one_device():
     from spmdkit.examples.two_process import launch
     strategy = "propagate" if has_propagation() else "complete"
-    rows = launch(steps=5, optimizer="sgd", strategy=strategy, timeout=150, env=worker_env())
+    rows = launch(steps=5, optimizer="sgd", strategy=strategy, timeout=150, env=child_env())
     assert sorted(r["process"] for r in rows) == [0, 1]
     for row in rows:
         assert row["returncode"] == 0, row["stderr"][-3000:]

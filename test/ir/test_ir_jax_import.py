@@ -6,7 +6,6 @@ the attribute encoding; argument shardings land on the arguments; bad input rais
 """
 from __future__ import annotations
 
-import os
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +15,7 @@ from jax.extend.core import Literal
 from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from child_process import child_env
 from spmdkit.ir import (IRError, JaxImportError, evaluate, import_jax, parse, print_program,
                         verify_program)
 from spmdkit.ir.jax_import import CALL_PRIMITIVES
@@ -23,9 +23,6 @@ from spmdkit.ir.types import TensorType, element_type
 from spmdkit.models import gpt, mlp
 from spmdkit.sharding import DimSharding, Mesh, TensorSharding
 
-# The folder of the spmdkit this process imported (installed in CI, python/ in a development tree):
-# a fresh interpreter must import the same one.
-_SPMDKIT_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__import__("spmdkit").__file__)))
 
 CFG = gpt.GPTConfig()
 
@@ -211,8 +208,7 @@ def test_shard_map_evaluates_on_four_devices(tmp_path):
         np.testing.assert_array_equal(np.asarray(evaluate(program, x)[0]), np.asarray(g(x)))
         print("OK")
     """)
-    import os
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
+    env = child_env()
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-2000:]
 
@@ -291,7 +287,6 @@ def test_gpt_train_step_prints_and_parses_to_a_fixed_point(train_program):
 
 def test_printed_program_evaluates_in_a_fresh_process(tmp_path, gpt_inputs):
     """Text alone is enough: a process that never traced the model finds every primitive by name."""
-    import os
     import subprocess
     import sys
     program = import_jax(gpt.loss_fn, *gpt_inputs)
@@ -304,7 +299,7 @@ def test_printed_program_evaluates_in_a_fresh_process(tmp_path, gpt_inputs):
               f"args = np.load({str(tmp_path / 'args.npz')!r})\n"
               f"leaves = [args[f'arr_{{i}}'] for i in range(len(args.files))]\n"
               f"print(repr(float(jax.jit(lambda *a: evaluate(program, *a)[0])(*leaves))))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
+    env = child_env()
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout.strip().splitlines()[-1]) == want

@@ -2,7 +2,6 @@
 sees (exactly those, in the lowered text), and the values stay what JAX computes."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -11,12 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from child_process import child_env
 from spmdkit.ir import EvaluateError, evaluate, import_jax
 from spmdkit.sharding import Mesh
 
-# The folder of the spmdkit this process imported (installed in CI, python/ in a development tree):
-# a fresh interpreter must import the same one.
-_SPMDKIT_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__import__("spmdkit").__file__)))
 
 SCRIPT = textwrap.dedent("""
     import jax, numpy as np
@@ -47,7 +44,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_shardings_reach_xla_and_values_are_unchanged():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_SPMDKIT_HOME, *sys.path]))
+    env = child_env()
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and "OK" in out.stdout, out.stderr[-3000:]
 

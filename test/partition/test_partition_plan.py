@@ -9,7 +9,7 @@ import pytest
 
 from spmdkit.ir import import_jax
 from spmdkit.models import mlp
-from spmdkit.partition import LocalOp, Reshard, complete_forward, partition
+from spmdkit.partition import LocalOp, complete_forward, partition
 from spmdkit.sharding import Mesh, parse_sharding
 
 MESH = Mesh({"x": 2, "y": 2})

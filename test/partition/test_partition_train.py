@@ -8,14 +8,11 @@ and other test modules of this pytest process import JAX first.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from child_process import json_rows, run_child
 from spmdkit import _core
 
 HERE = Path(__file__).parent
@@ -29,17 +26,9 @@ TOL = 1e-5
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ)
-    # the spmdkit this process imported (the installed one in CI, python/ in a development tree)
-    import spmdkit
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(spmdkit.__file__).resolve().parent.parent),
-                                                      env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(HERE / "partition_worker.py"), *CASES, "iota-2x2",
-                           *(PROPAGATED if HAS_PROPAGATION else [])], env=env, capture_output=True,
-                          text=True, timeout=900)
-    if proc.returncode != 0:
-        pytest.fail(f"worker failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
-    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    proc = run_child([HERE / "partition_worker.py", *CASES, "iota-2x2", *(PROPAGATED if HAS_PROPAGATION else [])],
+                     timeout=900)
+    rows = json_rows(proc.stdout)
     for row in rows:  # the numbers the report quotes
         if "diffs" not in row:
             continue

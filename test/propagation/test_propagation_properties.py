@@ -152,6 +152,7 @@ def test_results_are_partial_exactly_over_the_reduction_factors_axes():
     assert partial_axes(g, 1) == []              # a softmax is never partial
     assert partial_axes(g, 2) == [("x", 1, 2)]
     assert g.sharding(mm) == '[{"y", ?}, {?}]' and g.sharding(rs) == '[{"y", ?}]'
+    assert g.sharding(sm) == '[{"y", ?}, {?}]'  # its need-replication dim stays whole
 
 
 def test_extends_is_prefix_of_device_blocks():

@@ -2,7 +2,7 @@
 priorities), re-expressed as graphs: elementwise and dot ops, multi-result ops, closed dims,
 constraints, barriers in each direction, multi-axis and sub-axis compatibility, size-1 axes,
 slices/concatenate (permutation factors) and reshapes (compound factors, sub-axes)."""
-from prop_helpers import DOT, dot, ew, expect, graph
+from prop_helpers import dot, ew, expect, graph
 from spmdkit.propagation import Graph
 
 BASIC = dict(aggressive=False, op_priority=False, user_priority=False)
@@ -282,7 +282,7 @@ def test_reshape_split_and_merge_dims():
 def test_propagate_full_to_sub_axis():
     g = graph(a=4, b=2)
     x = g.value([32, 8], '[{"a", ?}, {}]')
-    s = ew(g, x, x, out_sharding='[{"a":(1)2, ?}, {}]')
+    ew(g, x, x, out_sharding='[{"a":(1)2, ?}, {}]')
     run(g)
     expect(g, {x: '[{"a", ?}, {}]'})
 

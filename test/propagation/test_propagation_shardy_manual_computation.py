@@ -234,7 +234,7 @@ def _one_mc(arg=None, ins='[{"b", ?}, {?}]', outs='[{"b", ?}, {?}]', manual=("b"
     (res,), (in_edge,), (out_edge,), _, _ = _mc(g, [src], [ins], [outs], list(manual), body)
     tail = ew(g, res, res, name="add_after") if after else res
     r = g.func_result(tail, result)
-    run = g.propagate(**BASIC)
+    g.propagate(**BASIC)
     return g, dict(x=x, src=src, in_edge=in_edge, out_edge=out_edge, res=res, tail=tail, r=r, add=inner["add"])
 
 

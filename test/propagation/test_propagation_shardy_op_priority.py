@@ -1,6 +1,6 @@
 """Shardy's op_priority_propagation.mlir scenarios (pass-through ops first, then the rest;
 no user priorities), re-expressed as graphs."""
-from prop_helpers import DOT, dot, ew, expect, graph
+from prop_helpers import dot, ew, expect, graph
 
 OP_PRIORITY = dict(aggressive=True, op_priority=True, user_priority=False)
 

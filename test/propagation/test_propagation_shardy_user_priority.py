@@ -1,6 +1,6 @@
 """Shardy's user_priority_propagation.mlir scenarios (user priorities, with op priorities and
 aggressive propagation nested inside), re-expressed as graphs."""
-from prop_helpers import DOT, dot, ew, expect, graph
+from prop_helpers import dot, ew, expect, graph
 
 
 def _chain(arg0=None, arg1=None, arg2=None, arg3=None, add0=None, add1=None, div=None, result=None):

@@ -2,16 +2,12 @@
 2x2x2 meshes): every device's result is its shard of the target, the compiled program holds
 exactly the planned collectives with the planned bytes, and the plan moves no more bytes than
 XLA's own partitioner does for the same reshard."""
-import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import spmdkit
+from child_process import json_rows, run_child
 
 pytest.importorskip("jax")
 
@@ -19,14 +15,7 @@ WORKER = Path(__file__).with_name("reshard_jax_worker.py")
 
 
 def _run_worker(*args):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(spmdkit.__file__).resolve().parent.parent),
-                                         env.get("PYTHONPATH", "")])
-    env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, str(WORKER), *args], capture_output=True, text=True, env=env,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return json_rows(run_child([WORKER, *args], timeout=600, JAX_PLATFORMS="cpu").stdout)
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,8 @@
 """`python -m spmdkit.sharding`: forms of a good sharding, the error of a bad one."""
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from child_process import run_child
 from spmdkit.sharding.command import main
 
 MESHES = 'sdy.mesh @m = <["x"=2, "y"=4]>; sdy.mesh @n = <["a"=8]>'
@@ -37,9 +34,5 @@ def test_bad_input_exits_1_with_the_error(args, words, capsys):
 
 
 def test_runs_as_a_module():
-    import spmdkit  # the one this process imported: installed in CI, python/ in a development tree
-    done = subprocess.run([sys.executable, "-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(spmdkit.__file__).resolve().parent.parent)})
-    assert done.returncode == 0, done.stderr
+    done = run_child(["-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"], timeout=120)
     assert "local shape:  2" in done.stdout and "Shard(0, shard_order=1), Shard(0, shard_order=0)" in done.stdout

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import _core
 from .factor_text import parse_factor_table
-from .sharding_text import MeshSpec, format_axis, format_dims, parse_sharding
+from .sharding_text import MeshSpec, format_dims, parse_sharding
 
 _DIRECTIONS = {"none": 0, "forward": 1, "backward": 2, "both": 3}
 

@@ -181,7 +181,7 @@ def random_registry_program(seed: int, n_ops: int = 8, annotate: float = 0.35, f
     rng = np.random.default_rng(seed)
     g = Graph()
     add_random_mesh(rng, g)
-    inputs, dense, kernels = {}, {}, {}
+    inputs, dense = {}, {}
 
     def new_input(shape):
         text = _random_sharding(rng, g, "mesh", shape) if rng.random() < annotate else None

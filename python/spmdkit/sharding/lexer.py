@@ -70,7 +70,7 @@ def _string(text: str, start: int, out: list[Token]) -> int:
                 buf.append(int(text[j + 1:j + 3], 16))
                 j += 3
             else:
-                raise ShardingParseError(f"unknown escape sequence in string", text, j)
+                raise ShardingParseError("unknown escape sequence in string", text, j)
             continue
         buf += c.encode("utf-8")
         j += 1

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..cases import Sample, TensorArg
 from ..kernels import _axes, kernel
-from ..samplers import _broadcast_operand, _random_axes, _rank, random_dim, random_shape, sampler, tensor
+from ..samplers import _broadcast_operand, _random_axes, _rank, random_shape, sampler, tensor
 
 
 # ---- kernels ---------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..cases import Sample, TensorArg
+from ..cases import Sample
 from ..kernels import kernel
 from ..samplers import _rank, random_dim, random_shape, sampler, tensor
 from .slice_layout import concat_inputs
