@@ -104,3 +104,21 @@ def test_parallelize_names_the_op_without_a_rule(strategy):
 def test_inspection_before_tracing_is_an_error():
     with pytest.raises(DistError, match="not traced"):
         _ = parallelize(_mlp_step, MESH, (None, None)).plan
+
+
+def test_put_keeps_arrays_already_laid_out_and_moves_the_rest_together():
+    # A program's outputs carry specs written another way (P("dp") on a size-1 dim, or a
+    # single-device sharding): equivalent layouts are not copied again on the next step.
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from spmdkit.dist.tensor import is_placed, put, put_all
+    mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("dp", "mp"))
+    whole = NamedSharding(mesh, P())
+    on_device = jnp.ones((4, 6))
+    other_spec = jax.device_put(on_device, NamedSharding(mesh, P("dp")))
+    assert on_device.sharding != whole and other_spec.sharding != whole
+    assert put(on_device, whole) is on_device and put(other_spec, whole) is other_spec
+    host = np.arange(24.0).reshape(4, 6)
+    out = put_all([on_device, host, other_spec], [whole] * 3)
+    assert out[0] is on_device and out[2] is other_spec
+    assert isinstance(out[1], jax.Array) and out[1].sharding == whole
+    np.testing.assert_array_equal(np.asarray(out[1]), host)

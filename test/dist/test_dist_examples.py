@@ -80,6 +80,15 @@ def test_bytes_not_more_than_xla_auto_partitioning(rows, example, strategy, requ
     assert row["plan"]["bytes"] <= row["xla"]["bytes"]
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_state_comes_back_in_the_layout_it_went_in(rows, example, strategy):
+    # otherwise each step starts by resharding its own state: collectives outside the plan's bytes
+    row = _row(rows, example, strategy)
+    assert row["state_moved"] == []
+    assert row["checks"]["state kept its layout between steps"]
+
+
 def test_user_api_on_four_devices(rows):
     row = rows["api"]
     assert row["shard_tensor_equal"] and row["shard_tensor_local_shape"] == [4, 6]

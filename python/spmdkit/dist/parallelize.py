@@ -23,7 +23,7 @@ import numpy as np
 from .errors import DistError
 from .mesh import as_process_mesh
 from .placements import Replicate, is_placements, placements_of_spec, to_spec
-from .tensor import put
+from .tensor import is_placed, put_all
 
 STRATEGIES = ("propagate", "complete")
 
@@ -149,14 +149,21 @@ class Parallelized:
     def __call__(self, *args):
         import jax
         leaves = self._ensure(args)
-        flat = [put(x, s) for x, s in zip(leaves, self._arg_named)]
+        flat = put_all(leaves, self._arg_named)
         outs = jax.tree_util.tree_unflatten(self._out_def, list(self._run(*flat)))
         return outs
+
+    def moved_args(self, *args) -> list[str]:
+        """The argument leaves (by label) not already laid out as this program takes them: each
+        is copied before a call, a collective outside the plan when it must be resharded (e.g. a
+        training step whose outputs come back split another way than its inputs)."""
+        leaves = self._ensure(args)
+        return [label for label, x, s in zip(self.in_shardings, leaves, self._arg_named) if not is_placed(x, s)]
 
     def lower(self, *args):
         """The jitted shard_map program lowered for these arguments (`.compile().as_text()`)."""
         leaves = self._ensure(args)
-        return self._run.lower(*[put(x, s) for x, s in zip(leaves, self._arg_named)])
+        return self._run.lower(*put_all(leaves, self._arg_named))
 
     # -- inspection ----------------------------------------------------------------------------
     @property
@@ -176,7 +183,8 @@ class Parallelized:
 
 
 def _key_of(leaves, treedef):
-    return treedef, tuple(tuple(np.shape(x)) for x in leaves), tuple(str(np.result_type(x)) for x in leaves)
+    # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
+    return treedef, tuple((np.shape(x), x.dtype if hasattr(x, "dtype") else np.result_type(x)) for x in leaves)
 
 
 def _propagate(program) -> None:

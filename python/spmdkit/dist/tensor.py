@@ -20,11 +20,19 @@ def named_sharding(mesh: ProcessMesh, placements, shape, value: str = "tensor"):
     return NamedSharding(mesh.jax_mesh(), to_spec(placements, mesh, shape, value))
 
 
+def is_placed(x, sharding) -> bool:
+    """Whether `x` is a device array already laid out by `sharding`. Equivalent, not just equal:
+    a program's outputs come back with specs written another way (P("mp") vs P(("mp",), None)),
+    and copying those again on every step was most of a training step's overhead."""
+    import jax
+    return isinstance(x, jax.Array) and (x.sharding == sharding or x.sharding.is_equivalent_to(sharding, x.ndim))
+
+
 def put(x, sharding):
     """`x` (host or device array) laid out by `sharding`; works when the sharding spans devices
     of other processes too (each process supplies its own shards of the same global value)."""
     import jax
-    if isinstance(x, jax.Array) and x.sharding == sharding:
+    if is_placed(x, sharding):
         return x
     if sharding.is_fully_addressable:
         return jax.device_put(x, sharding)
@@ -32,6 +40,21 @@ def put(x, sharding):
         return jax.jit(lambda a: a, out_shardings=sharding)(x)
     host = np.asarray(x)
     return jax.make_array_from_callback(host.shape, sharding, lambda idx: host[idx])
+
+
+def put_all(xs, shardings) -> list:
+    """put() over lists: the arrays still to move go in one device_put (one transfer call for a
+    whole optimizer state rather than one per leaf)."""
+    import jax
+    out = list(xs)
+    todo = [i for i, (x, s) in enumerate(zip(xs, shardings)) if not is_placed(x, s)]
+    if all(shardings[i].is_fully_addressable for i in todo):
+        for i, y in zip(todo, jax.device_put([xs[i] for i in todo], [shardings[i] for i in todo])):
+            out[i] = y
+    else:
+        for i in todo:
+            out[i] = put(xs[i], shardings[i])
+    return out
 
 
 def shard_tensor(x, mesh, placements, name: str = "tensor"):

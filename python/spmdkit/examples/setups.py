@@ -41,6 +41,13 @@ def _p(mesh_key: str, mp=None, fsdp=None) -> list:
     return out
 
 
+def _pin_rest(placements: dict, params: dict, mesh_key: str) -> dict:
+    """Every param not split by `placements` replicated, in and out. A step's state must come
+    back in the layout it went in: left open, propagation may return a bias split over fsdp, and
+    moving it back before the next step is a collective outside the step's plan (and its bytes)."""
+    return {k: placements.get(k, _p(mesh_key)) for k in params}
+
+
 def _batch(mesh_key: str) -> list:
     return [Shard(0), R] + ([Shard(0)] if mesh_key == "2x2x2" else [])
 
@@ -49,7 +56,7 @@ def mlp_setup(mesh_key: str) -> Setup:
     params = mlp.init_params(jax.random.PRNGKey(0))
     batch = mlp.example_batch(jax.random.PRNGKey(1), batch=8)
     pl = {"w1": _p(mesh_key, mp=1, fsdp=0), "b1": _p(mesh_key, mp=0), "w2": _p(mesh_key, mp=0, fsdp=1)}
-    return Setup(params, batch, mlp.loss_fn, pl, _batch(mesh_key), ("w1", "w2"))
+    return Setup(params, batch, mlp.loss_fn, _pin_rest(pl, params, mesh_key), _batch(mesh_key), ("w1", "w2"))
 
 
 def gpt_setup(mesh_key: str) -> Setup:
@@ -59,7 +66,8 @@ def gpt_setup(mesh_key: str) -> Setup:
     pl = {"h0.w_qkv": _p(mesh_key, mp=1, fsdp=0), "h0.b_qkv": _p(mesh_key, mp=0),
           "h0.w_o": _p(mesh_key, mp=0, fsdp=1), "h0.w_fc": _p(mesh_key, mp=1, fsdp=0),
           "h0.b_fc": _p(mesh_key, mp=0), "h0.w_proj": _p(mesh_key, mp=0, fsdp=1)}
-    return Setup(params, batch, gpt.loss_fn, pl, _batch(mesh_key), ("h0.w_qkv", "h0.w_proj"))
+    return Setup(params, batch, gpt.loss_fn, _pin_rest(pl, params, mesh_key), _batch(mesh_key),
+                 ("h0.w_qkv", "h0.w_proj"))
 
 
 SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup}
