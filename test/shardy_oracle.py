@@ -51,3 +51,18 @@ def rule_of(op: str, operand_types: list[str], result_types: list[str], attrs: s
         printed = str(module)
     m = re.search(r"sdy\.sharding_rule = #sdy\.op_sharding_rule<(.*)>\}", printed)
     return m.group(1) if m else None
+
+
+# Shardy's propagation as its import pipeline would run it on a lowered JAX program: data-flow
+# edges for while/case/optimization_barrier, the user-priority -> op-priority -> aggressive
+# hierarchy, the edges sunk back. func.call bodies are not inlined here, so calls stay opaque.
+PROPAGATION = "builtin.module(sdy-add-data-flow-edges,sdy-user-priority-propagate,func.func(sdy-sink-data-flow-edges))"
+
+
+def propagate(text: str) -> str:
+    """The program `text` (StableHLO + sdy) as Shardy propagates it, printed."""
+    from jaxlib.mlir import ir, passmanager
+    with _context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse(PROPAGATION).run(module.operation)
+        return str(module)

@@ -168,7 +168,7 @@ void spmdkit_bind_propagation(py::module_& m) {
              // tensor, per factor, the axes (or None where the tensor lacks the factor).
              if (o < 0 || o >= static_cast<int>(self.g.ops.size())) throw ValueError("no op with id " + std::to_string(o));
              Projection p;
-             if (!project(self.g, self.g.ops[o], INT_MAX, kBoth, p)) return py::make_tuple(-1, py::list());
+             if (!project(self.g, self.g.ops[o], INT_MAX, kAllBoth, p)) return py::make_tuple(-1, py::list());
              py::list tensors;
              for (int t = 0; t < p.num_tensors; ++t) {
                py::list factors;

@@ -14,6 +14,13 @@
 namespace spmd::prop {
 
 enum Direction : uint8_t { kNone = 0, kForward = 1, kBackward = 2, kBoth = 3 };
+// Per op, in one op-priority step: bits 0-1 the Direction of its pass-through factors, bits 2-3
+// that of its other factors (Shardy decides the direction per factor).
+using FactorDirs = uint8_t;
+inline FactorDirs factor_dirs(Direction pass_through, Direction other) {
+  return static_cast<FactorDirs>(pass_through | other << 2);
+}
+inline constexpr FactorDirs kAllBoth = 0xF;
 
 // What moved a value's sharding last (Shardy's debug-sharding-origins, per value).
 enum class Level : uint8_t { kUnset, kUser, kBasic, kAggressive, kGroup };
@@ -22,7 +29,7 @@ struct Provenance {
   int op = -1;              // the op whose rule last changed the value (-1: none)
   Level level = Level::kUnset;
   int user_priority = -1;   // the user-priority round (p0, p1, ...) it happened in
-  int op_priority_step = -1;  // the op-priority step (0 = pass-through single use ... 3 = any)
+  int op_priority_step = -1;  // the op-priority step (0 = pass-through ops, 1 = + pass-through factors, 2 = any)
   int group = -1;           // set when a sharding group copied the sharding in
 };
 
@@ -30,9 +37,8 @@ struct Op {
   std::string name;
   int table = -1;                 // index into Graph::tables (ops of the same shape share one)
   std::vector<int> operands, results;
-  bool pass_through = false;      // elementwise-like: first in op-priority propagation
+  bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
   bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
-  bool only_pass_through = false; // every factor is pass-through (set by the propagator)
   Direction allowed = kBoth;      // a propagation barrier narrows this
   // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
   // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands

@@ -78,7 +78,7 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
 
 }  // namespace
 
-bool project(const Graph& g, const Op& op, int threshold, Direction dir, Projection& p) {
+bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Projection& p) {
   const FactorTable& table = g.tables[op.table];
   p.num_tensors = op.num_tensors();
   p.num_factors = table.num_factors();
@@ -98,8 +98,11 @@ bool project(const Graph& g, const Op& op, int threshold, Direction dir, Project
   p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
   p.must_divide.assign(p.num_factors, 0);
+  p.pass_through.resize(p.num_factors);
+  for (int f = 0; f < p.num_factors; ++f) p.pass_through[f] = table.kinds[f] == FactorTable::Kind::kPassThrough;
   for (int i = 0; i < p.num_tensors; ++i) {
-    p.updatable[i] = (dir & (op.is_result(i) ? kForward : kBackward)) != 0;
+    const int side = op.is_result(i) ? kForward : kBackward;
+    p.updatable[i] = static_cast<uint8_t>(((dirs & side) != 0) | ((dirs >> 2 & side) != 0) << 1);
     project_tensor(g, op, i, threshold, p);
   }
   return true;

@@ -21,7 +21,8 @@ struct Projection {
   int mesh = -1;
   std::vector<FactorSlot> slots;     // [tensor * num_factors + factor]
   std::vector<AxisList> reserved;    // per tensor: axes no factor may take (replicated, overflow, hidden, manual)
-  std::vector<uint8_t> updatable;    // per tensor: the direction lets propagation write it
+  std::vector<uint8_t> updatable;    // per tensor: bit 0, pass-through factors may write it; bit 1, the other factors
+  std::vector<uint8_t> pass_through; // per factor: a pass-through factor (op priorities move these first)
   std::vector<uint8_t> must_divide;  // per factor: it is not minor-most somewhere, so its axes must divide it
   FactorSlot& at(int t, int f) { return slots[t * num_factors + f]; }
   const FactorSlot& at(int t, int f) const { return slots[t * num_factors + f]; }
@@ -30,7 +31,8 @@ struct Projection {
 // Fills `p` for `op` (reusing its storage). Dims the user gave a priority above
 // `priority_threshold` are hidden: they neither give nor take axes. Returns false when the
 // op's tensors lie on different meshes (such an op does not propagate).
-bool project(const Graph& g, const Op& op, int priority_threshold, Direction dir, Projection& p);
+// `dirs`: FactorDirs, the direction each kind of factor propagates in.
+bool project(const Graph& g, const Op& op, int priority_threshold, FactorDirs dirs, Projection& p);
 
 // Writes the grown slots back into the value shardings; appends changed value ids to `changed`
 // and gives their dims the origin of the factor that grew them.

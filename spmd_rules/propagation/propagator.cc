@@ -11,13 +11,8 @@
 namespace spmd::prop {
 namespace {
 
-bool only_pass_through_factors(const FactorTable& t) {
-  for (int f = 0; f < t.num_factors(); ++f)
-    if (t.kinds[f] != FactorTable::Kind::kPassThrough) return false;
-  return true;
-}
-
-// A factor only the results carry: the op creates dims (a broadcast).
+// A factor only the results carry: the op creates dims (a broadcast; Shardy goes by the op, so a
+// created dim of size 1 counts too).
 bool creates_dims(const FactorTable& t) {
   std::vector<bool> in_operand(t.num_factors(), false), in_result(t.num_factors(), false);
   for (const auto& tensor : t.operands)
@@ -27,7 +22,7 @@ bool creates_dims(const FactorTable& t) {
     for (const auto& dim : tensor)
       for (int f : dim) in_result[f] = true;
   for (int f = 0; f < t.num_factors(); ++f)
-    if (in_result[f] && !in_operand[f] && t.sizes[f] > 1) return true;
+    if (in_result[f] && !in_operand[f]) return true;
   return false;
 }
 
@@ -45,17 +40,14 @@ bool Propagator::any_axes(const Op& op) const {
   return false;
 }
 
-Direction op_priority_direction(const Graph& g, const Op& op, int step, const std::vector<int>& uses) {
-  int dir = kNone;
-  if (op.pass_through) {
-    bool single = true;
-    for (int v : op.operands) single = single && uses[v] == 1;
-    for (int v : op.results) single = single && uses[v] <= 1;
-    if (single || step >= 1) dir = kBoth;
-  }
-  if (step >= 2 && op.only_pass_through) dir |= op.broadcast_like ? kBackward : kBoth;
-  if (step >= 3) dir = kBoth;
-  return static_cast<Direction>(dir);
+FactorDirs op_priority_dirs(const Op& op, int step) {
+  // 0: pass-through ops, both ways; 1: also every op's pass-through factors (a broadcast's only
+  // backward: it would spread a sharding over the dims it creates); 2: everything.
+  const Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
+  Direction pass_through = whole_op;
+  if (step >= 1 && !op.pass_through) pass_through = op.broadcast_like ? kBackward : kBoth;
+  if (step >= 2) pass_through = kBoth;
+  return factor_dirs(static_cast<Direction>(pass_through & op.allowed), static_cast<Direction>(whole_op & op.allowed));
 }
 
 Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
@@ -63,18 +55,10 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   const int nv = g_.num_values();
   const int no = static_cast<int>(g_.ops.size());
   adj_start_.assign(nv + 1, 0);
-  uses_.assign(nv, 0);
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
     op.broadcast_like = creates_dims(g_.tables[op.table]);
-    op.only_pass_through = only_pass_through_factors(g_.tables[op.table]);
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
-    std::vector<int> seen;
-    for (int v : op.operands)
-      if (std::find(seen.begin(), seen.end(), v) == seen.end()) {
-        seen.push_back(v);
-        ++uses_[v];
-      }
   }
   for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];
   adj_.resize(adj_start_[nv]);
@@ -173,7 +157,7 @@ void Propagator::on_change(int v, int op, Level level, int priority, int step) {
   auto enqueue_around = [&](int value) {
     for (int k = adj_start_[value]; k < adj_start_[value + 1]; ++k) {
       const int o = adj_[k];
-      if (!queued_[o] && dirs_[o] != kNone) {
+      if (!queued_[o] && dirs_[o] != 0) {
         queued_[o] = 1;
         queue_.push_back(o);
       }
@@ -205,9 +189,9 @@ void Propagator::on_change(int v, int op, Level level, int priority, int step) {
 void Propagator::fixed_point(bool aggressive, int threshold, int priority, int step) {
   ++stats_.rounds;
   queue_.clear();
-  const int64_t round_key = static_cast<int64_t>(threshold) << 2;
+  const int64_t round_key = static_cast<int64_t>(threshold) << 4;
   for (int o = 0; o < static_cast<int>(g_.ops.size()); ++o)
-    if (dirs_[o] != kNone && needs_visit(o, aggressive, round_key | dirs_[o])) {
+    if (dirs_[o] != 0 && needs_visit(o, aggressive, round_key | dirs_[o])) {
       queued_[o] = 1;
       queue_.push_back(o);
     }
@@ -245,13 +229,12 @@ Stats Propagator::run(const Options& options) {
     priorities.erase(std::unique(priorities.begin(), priorities.end()), priorities.end());
   }
   if (priorities.empty()) priorities.push_back(INT_MAX);
-  const int first_step = options.op_priority ? 0 : 3;
-  dirs_.assign(g_.ops.size(), kNone);
+  const int first_step = options.op_priority ? 0 : kLastStep;
+  dirs_.assign(g_.ops.size(), 0);
   for (int p : priorities) {
     const int threshold = options.user_priority ? p : INT_MAX;
-    for (int step = first_step; step <= 3; ++step) {
-      for (std::size_t o = 0; o < g_.ops.size(); ++o)
-        dirs_[o] = static_cast<Direction>(op_priority_direction(g_, g_.ops[o], step, uses_) & g_.ops[o].allowed);
+    for (int step = first_step; step <= kLastStep; ++step) {
+      for (std::size_t o = 0; o < g_.ops.size(); ++o) dirs_[o] = op_priority_dirs(g_.ops[o], step);
       const int shown = p == INT_MAX ? -1 : p;
       fixed_point(false, threshold, shown, step);
       if (options.aggressive) fixed_point(true, threshold, shown, step);

@@ -23,10 +23,10 @@ struct Stats {
   int rounds = 0;         // fixed points reached (priority x step x strategy)
 };
 
-// Direction in which the op-priority step `step` (0..3) lets `op` propagate:
-// 0: pass-through ops whose values have a single use, 1: pass-through ops, 2: ops with only
-// pass-through factors (broadcast-like ones backward only), 3: every op.
-Direction op_priority_direction(const Graph& g, const Op& op, int step, const std::vector<int>& uses);
+// Shardy's op-priority schedule: the direction each kind of factor of `op` propagates in, in
+// step 0 (pass-through ops), 1 (and every op's pass-through factors) or kLastStep (every op).
+inline constexpr int kLastStep = 2;
+FactorDirs op_priority_dirs(const Op& op, int step);
 
 class Propagator {
  public:
@@ -43,12 +43,11 @@ class Propagator {
 
   Graph& g_;
   std::vector<int> adj_start_, adj_;  // CSR: the ops around each value
-  std::vector<int> uses_;             // per value: how many ops read it
   std::vector<int> group_of_;         // per value: its sharding group or -1
   std::vector<Provenance> provenance_;
   std::vector<int> queue_;
   std::vector<uint8_t> queued_;
-  std::vector<Direction> dirs_;       // per op, in the current op-priority step
+  std::vector<FactorDirs> dirs_;      // per op, in the current op-priority step
   // Skipping work across rounds: an op needs no visit in a round if, for the same strategy, it
   // was last visited with the same direction and priority and no value around it changed since.
   struct Visit {

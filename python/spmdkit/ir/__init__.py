@@ -10,6 +10,7 @@ from .jax_import import JaxImportError, import_jax  # noqa: F401
 from .evaluate import EvaluateError, evaluate  # noqa: F401
 from .builder import BlockBuilder, FunctionBuilder, ProgramBuilder  # noqa: F401
 from .verify import verify_program  # noqa: F401
+from .inline import inline_calls  # noqa: F401
 # `bind` decodes StableHLO attributes first, then binds as bind_jax does: one binder for every op.
 from .bind_jax import RuleBindingError, RuleCall  # noqa: F401
 from .bind_stablehlo import bind, bind_all, decode_attributes  # noqa: F401

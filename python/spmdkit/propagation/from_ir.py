@@ -29,6 +29,11 @@ class Propagated:
         return self.graph.explain(self.value_ids[id(value)])
 
 
+# ops that only move dims around, first in op-priority propagation like elementwise ops
+LAYOUT_PASS_THROUGH = frozenset({"stablehlo.reshape", "stablehlo.transpose", "jax.reshape", "jax.transpose",
+                                 "jax.squeeze", "jax.expand_dims"})
+
+
 def _sharding_text(sharding) -> str:
     text = str(sharding)
     return text[len("#sdy.sharding"):] if text.startswith("#sdy.sharding") else text
@@ -168,10 +173,12 @@ class _Builder:
         operands = [self.value(v) for v in op.operands]
         results = [self.value(v) for v in op.results]
         parts = _table_parts(table)
+        # Shardy's op priorities move reshapes and transposes with the elementwise ops
+        pass_through = True if name in LAYOUT_PASS_THROUGH else None
         if parts is None:
-            self.g.op(name, table, operands, results)
+            self.g.op(name, table, operands, results, pass_through=pass_through)
         else:
-            self.g.op_table(name, parts, operands, results)
+            self.g.op_table(name, parts, operands, results, pass_through=pass_through)
 
     def manual(self, op):
         body = op.regions[0].block
