@@ -34,8 +34,9 @@ def check_function(fn) -> None:
     """The partitioner handles one flat block (import with inline_calls=True)."""
     for op in fn.body.ops:
         if op.regions or op.name in CALL_OPS:
-            raise PartitionError("ops with regions or calls are not partitioned yet; import with "
-                                 "import_jax(..., inline_calls=True) to inline calls", op=op.name)
+            raise PartitionError("ops with regions or calls are not partitioned yet; inline calls with "
+                                 "spmdkit.ir.inline_calls(program) (or import_jax(..., inline_calls=True))",
+                                 op=op.name)
 
 
 class _Partitioner:
