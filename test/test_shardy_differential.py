@@ -217,3 +217,27 @@ def test_gather_collapsed_dim_is_a_reduction_in_jaxlibs_shardy_and_whole_in_ours
     ours = core.get_phi_spmd_rule("stablehlo.gather").factors(T([8, 4]), T([5, 1]), [1], [0], [0], [1, 4])
     assert kinds_by_dim(shardy)[0][0] == {"reduction"}  # a masked gather, then an all-reduce
     assert kinds_by_dim(ours)[0][0] == {"need_replication"}  # test_jax_rules proves the split wrong locally
+
+
+ARGMAX_BODY = '''({
+  ^bb0(%a: tensor<f32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<i32>):
+    %p = "stablehlo.compare"(%a, %c) {comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = "stablehlo.select"(%p, %a, %c) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+    %i = "stablehlo.select"(%p, %b, %d) : (tensor<i1>, tensor<i32>, tensor<i32>) -> tensor<i32>
+    "stablehlo.return"(%v, %i) : (tensor<f32>, tensor<i32>) -> ()
+  })'''
+
+
+def test_variadic_reduce_reduced_dims_are_reductions_in_shardy_and_whole_in_ours():
+    """Same factors; Shardy's reduction factors are our need_replication ones (an argmax pair
+    cannot be finished by all-reducing each result: test_hlo_region_rules.py proves it)."""
+    rng = np.random.default_rng(10)
+    for _ in range(CASES // 2):
+        s = shape(rng, 1, 4)
+        dims = sorted(int(d) for d in rng.choice(len(s), size=int(rng.integers(1, len(s) + 1)), replace=False))
+        out = [n for d, n in enumerate(s) if d not in dims]
+        shardy = rule_of("stablehlo.reduce", [ttype(s), ttype(s, "i32"), ttype([]), ttype([], "i32")],
+                         [ttype(out), ttype(out, "i32")], f"dimensions = {i64s(dims)}", ARGMAX_BODY)
+        assert "need_replication" not in shardy
+        check("stablehlo.reduce-variadic", shardy.replace("reduction=", "need_replication="),
+              [T(s), T(s)], [T([]), T([])], dims, "argmax")

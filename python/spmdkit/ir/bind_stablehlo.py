@@ -36,6 +36,8 @@ def bind(op: Op) -> RuleCall:
         raise TypeError(f"bind: expected an Op, got {type(op).__name__}")
     if not has_rule(op.name):
         raise RuleBindingError(f"no rule named {op.name!r} in the registry", op=op.name)
+    if op.name == "stablehlo.reduce" and len(op.operands) > 2:
+        return _bind_variadic_reduce(op)
     decoded = decode_attributes(op)
     if "operand_segment_sizes" in op.attrs:
         from .. import core
@@ -55,6 +57,37 @@ def bind(op: Op) -> RuleCall:
     call = bind_by_signature(view)
     call.op = op
     return call
+
+
+VARIADIC_REDUCE = "stablehlo.reduce-variadic"
+
+
+def _bind_variadic_reduce(op: Op) -> RuleCall:
+    """A reduce of N > 1 operands (and N init values) binds to its own rule: the body combines
+    the operands jointly, so the rule keeps reduced dims whole whatever the body is."""
+    n, rest = divmod(len(op.operands), 2)
+    if rest or len(op.regions) != 1:
+        raise IRError(f"a reduce takes as many init values as operands and one region, got "
+                      f"{len(op.operands)} operands and {len(op.regions)} regions", op=op.name)
+    if "dimensions" not in op.attrs:
+        raise RuleBindingError("reduce needs attribute 'dimensions', which the op lacks", op=op.name)
+    attrs = {"dimensions": list(op.attrs["dimensions"]), "body": variadic_body_name(op)}
+    return RuleCall(VARIADIC_REDUCE, [list(op.operands[:n]), list(op.operands[n:])], attrs, op)
+
+
+def variadic_body_name(op: Op) -> str:
+    """argmax / argmin for the (value, index) body JAX writes (its first compare of the two
+    values is GT / LT); `other` for any other body. Only `spmdkit verify`'s kernel reads it: the
+    rule shards every body alike."""
+    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
+    if len(op.operands) != 4 or not body or body[0].name != "stablehlo.compare":
+        return "other"
+    try:
+        with shared_context():
+            direction = stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
+    except IRError:
+        return "other"
+    return {"GT": "argmax", "GE": "argmax", "LT": "argmin", "LE": "argmin"}.get(direction, "other")
 
 
 def bind_all(program) -> tuple[list[RuleCall], list[Op]]:
