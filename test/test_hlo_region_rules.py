@@ -13,7 +13,7 @@ from spmdkit.verify.simulate import Execution, verify_placements
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["x", "y"])
 SPECS = load_specs()
 P = Placement.make
-OPS = ["stablehlo.reduce-variadic"]
+OPS = ["stablehlo.reduce-variadic", "jax.sort"]
 
 
 def T(*shape, mapping=None):
@@ -87,3 +87,31 @@ def test_split_reduced_dim_has_no_right_all_reduce(body):
     value_type = "max" if body == "argmax" else "min"
     assert verify_placements(ex, split, [P([-1], {0: value_type}), P([-1])]).reason  # index wrong
     assert not any(verify_placements(ex, split, [v, i]) for v, i in product(_candidates(1, 1), repeat=2))
+
+
+# ---- sort -------------------------------------------------------------------------------------------
+
+def test_sort_dim_is_whole_and_operands_share_the_rest():
+    r = rule("stablehlo.sort")
+    assert r.op == "jax.sort"
+    (ops,), outs = r.infer_forward([T(4, 8, mapping=[-1, 0]), T(4, 8, mapping=[1, -1])], 1, True)
+    assert [o.dims_mapping for o in ops] == [[1, -1], [1, -1]]
+    assert [o.dims_mapping for o in outs] == [[1, -1], [1, -1]]  # one layout per result
+    table = r.factors([T(4, 8), T(4, 8)], 1)
+    assert str(table) == "([i, j], [i, j])->([i, j], [i, j]) {i=4, j=8} need_replication={j}"
+
+
+def test_sort_bad_calls_raise_naming_the_op():
+    with pytest.raises(ValueError, match=r"jax.sort.*dimension"):
+        rule("jax.sort").infer_forward([T(4, 8)], 2)
+    with pytest.raises(ValueError, match=r"jax.sort.*operands\[1\]"):
+        rule("jax.sort").infer_forward([T(4, 8), T(4, 6)], 0)
+
+
+def test_split_sort_dim_is_wrong_when_executed():
+    """Why the sort dim is need_replication (as in Shardy): each rank sorting its shard gives
+    no placement of the result that is right."""
+    spec = SPECS["jax.sort"]
+    ex = Execution(spec, (2,), [[TensorArg((3, 16), P([-1, -1]), None)]], [1, True, 1], np.random.default_rng(1))
+    assert verify_placements(ex, [[P([-1, -1])]], [P([-1, -1])])
+    assert not any(verify_placements(ex, [[P([-1, 0])]], [c]) for c in _candidates(2, 1))

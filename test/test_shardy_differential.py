@@ -2,6 +2,7 @@
 with): random StableHLO ops, Shardy's rule for each, and spmdkit's factor table for the same
 call must be the same up to factor renumbering. Ops where the two differ on purpose are listed
 in docs/jax_stablehlo_rules.md with their proofs (test_jax_rules.py) and are not drawn here."""
+import re
 import sys
 from math import prod
 from pathlib import Path
@@ -241,3 +242,21 @@ def test_variadic_reduce_reduced_dims_are_reductions_in_shardy_and_whole_in_ours
         assert "need_replication" not in shardy
         check("stablehlo.reduce-variadic", shardy.replace("reduction=", "need_replication="),
               [T(s), T(s)], [T([]), T([])], dims, "argmax")
+
+
+def test_sort():
+    rng = np.random.default_rng(11)
+    for _ in range(CASES // 2):
+        s = shape(rng, 1, 4)
+        n, dim = int(rng.integers(1, 4)), int(rng.integers(0, len(s)))
+        t = ", ".join(f"%a{k}: tensor<f32>, %b{k}: tensor<f32>" for k in range(n))
+        less = ('({\n  ^bb0(' + t + '):\n    %p = "stablehlo.compare"(%a0, %b0) {comparison_direction = '
+                '#stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>\n'
+                '    "stablehlo.return"(%p) : (tensor<i1>) -> ()\n  })')
+        shardy = rule_of("stablehlo.sort", [ttype(s)] * n, [ttype(s)] * n,
+                         f"dimension = {dim} : i64, is_stable = true", less)
+        # Shardy also blocks the sort factor when every other dim has size 1; our propagation
+        # never propagates along a need_replication factor, so the flag would change nothing
+        only_sort_dim = all(n == 1 for d, n in enumerate(s) if d != dim)
+        assert ("blocked_propagation=" in shardy) == only_sort_dim, shardy
+        check("stablehlo.sort", re.sub(r" blocked_propagation=\{\w+\}", "", shardy), [T(s)] * n, dim, True)

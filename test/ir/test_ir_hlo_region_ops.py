@@ -53,3 +53,32 @@ def test_argmax_propagates_through_the_variadic_reduce():
     assert sharding_of(red.results[0]).endswith('[{"a", ?}]>') and sharding_of(red.results[1]).endswith('[{"a", ?}]>')
     iota = the_op(program, "stablehlo.iota")
     assert '{"a", ?}, {?}' in sharding_of(iota.results[0])
+
+
+def test_sort_of_two_operands_binds_and_keeps_the_sort_dim_whole():
+    program = lowered(lambda x, y: jax.lax.sort((x, y), dimension=1, num_keys=1),
+                      [np.zeros((4, 8), np.float32)] * 2, ['[{"a"}, {"b"}]', '[{?}, {?}]'])
+    sort = the_op(program, "stablehlo.sort")
+    call = bind(sort)
+    assert call.rule_name == "stablehlo.sort" and call.attrs["dimension"] == 1
+    out = propagate_program(program)
+    assert out.opaque == []
+    # "a" on the batch dim reaches the other operand and both results; "b" on the sort dim does not
+    for v in list(sort.operands[1:]) + list(sort.results):
+        assert sharding_of(v).endswith('[{"a", ?}, {?}]>'), sharding_of(v)
+
+
+def test_jnp_sort_propagates():
+    program = lowered(lambda x: jnp.sort(x, axis=0), [np.zeros((8, 6), np.float32)], ['[{"a"}, {"b"}]'])
+    out = propagate_program(program)
+    assert out.opaque == []
+    assert sharding_of(the_op(program, "stablehlo.sort").results[0]).endswith('[{?}, {"b", ?}]>')
+
+
+def test_jax_import_sort_binds_to_the_same_rule():
+    from spmdkit.ir import import_jax
+    program = import_jax(lambda x, y: jax.lax.sort((x, y), dimension=0, num_keys=2),
+                         np.zeros((4, 3), np.float32), np.zeros((4, 3), np.float32))
+    call = bind(the_op(program, "jax.sort"))
+    assert call.rule().op == "jax.sort" and len(call.inputs[0]) == 2
+    assert call.attrs == {"dimension": 0, "is_stable": True, "num_keys": 2}

@@ -46,3 +46,23 @@ def hlo_reduce_variadic(rng, mesh, opts):
     inits = [tensor(rng, (), mesh, opts) for _ in range(2)]
     return Sample([operands, inits], {"dimensions": _dims_subset(rng, len(shape), 1),
                                       "body": str(rng.choice(["argmax", "argmin"]))})
+
+
+@kernel
+def hlo_sort(operands, dimension, num_keys=1):
+    """Every operand permuted by the stable ascending order of the first num_keys operands
+    (lexicographic), along `dimension`."""
+    xs = [np.moveaxis(np.asarray(x, dtype=float), dimension, -1) for x in operands]
+    keys = xs[:max(int(num_keys), 1)]
+    order = np.lexsort(tuple(reversed(keys)), axis=-1)  # lexsort's last key is primary
+    return tuple(np.moveaxis(np.take_along_axis(x, order, -1), -1, dimension) for x in xs)
+
+
+@sampler
+def hlo_sort(rng, mesh, opts):
+    shape = random_shape(rng, _rank(rng, 1, 3), mesh)
+    n = int(rng.integers(1, 4))
+    # integer keys from a small range: ties, so the tie-break (later keys, stability) matters
+    operands = [tensor(rng, shape, mesh, opts, int_high=3 if k < n - 1 else None) for k in range(n)]
+    return Sample([operands], {"dimension": int(rng.integers(0, len(shape))), "is_stable": True,
+                               "num_keys": int(rng.integers(1, n + 1))})
