@@ -13,7 +13,8 @@ from spmdkit.verify.simulate import Execution, verify_placements
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["x", "y"])
 SPECS = load_specs()
 P = Placement.make
-OPS = ["stablehlo.reduce-variadic", "jax.sort"]
+OPS = ["stablehlo.reduce-variadic", "jax.sort", "stablehlo.reduce_window", "jax.reduce_window_sum",
+       "jax.reduce_window_max", "jax.reduce_window_min"]
 
 
 def T(*shape, mapping=None):
@@ -115,3 +116,43 @@ def test_split_sort_dim_is_wrong_when_executed():
     ex = Execution(spec, (2,), [[TensorArg((3, 16), P([-1, -1]), None)]], [1, True, 1], np.random.default_rng(1))
     assert verify_placements(ex, [[P([-1, -1])]], [P([-1, -1])])
     assert not any(verify_placements(ex, [[P([-1, 0])]], [c]) for c in _candidates(2, 1))
+
+
+# ---- reduce_window ------------------------------------------------------------------------------------
+
+def test_reduce_window_passes_trivial_window_dims_and_keeps_real_windows_whole():
+    r = rule("stablehlo.reduce_window")
+    (ops, inits), outs = r.infer_forward([T(4, 8, 6, mapping=[0, 1, -1])], [T()], [1, 2, 1], [1, 2, 1])
+    assert [o.dims_mapping for o in ops] == [[0, -1, -1]] and [o.dims_mapping for o in outs] == [[0, -1, -1]]
+    # the windowed factor has the result's size (the window count), as Shardy's
+    table = r.factors([T(4, 8, 6), T(4, 8, 6)], [T(), T()], [1, 3, 1], [], [], [], [0, 0, 2, 0, 0, 0])
+    assert str(table) == "([i, j, k], [i, j, k], [], [])->([i, j, k], [i, j, k]) {i=4, j=8, k=6} permutation={j}"
+    table = rule("jax.reduce_window_max").factors(T(4, 8), [2, 1], [2, 1])
+    assert str(table) == "([i, j])->([i, j]) {i=2, j=8} permutation={i}"
+
+
+@pytest.mark.parametrize("args,match", [
+    (([T(4, 8)], [T()], [1]), r"window_dimensions.*1 entries for operand of rank 2"),
+    (([T(4, 8)], [T()], [1, 1], [1]), r"window_strides"),
+    (([T(4, 8)], [T()], [1, 1], [], [], [], [0, 0, 1]), r"padding.*\(low, high\) pair per dim"),
+    (([T(4, 8)], [T()], [1, 9]), r"dim 1 of size 8.*window of span 9"),
+    (([T(4, 8)], [T()], [1, 0]), r"window_dimensions.*>= 1"),
+])
+def test_reduce_window_bad_calls_raise_naming_the_op(args, match):
+    with pytest.raises(ValueError, match=match) as e:
+        rule("stablehlo.reduce_window").infer_forward(*args)
+    assert "stablehlo.reduce_window" in str(e.value)
+
+
+def test_base_dilated_dim_is_wrong_split_though_shardy_passes_it_through():
+    """Shardy (jaxlib 0.10.2) gives a base-dilated dim (window 1, stride 1, no padding) a
+    pass-through factor; executed that way, each rank spreads its own shard (n elements become
+    2n - 1, the holes between shards are lost) and no placement of the result is right."""
+    spec = SPECS["stablehlo.reduce_window"]
+    attrs = [[1, 1], [], [1, 2], [], [], "sum"]
+    ex = Execution(spec, (2,), [[TensorArg((3, 8), P([-1, -1]), None)], [TensorArg((), P([]), None)]], attrs,
+                   np.random.default_rng(2))
+    assert verify_placements(ex, [[P([-1, -1])], [P([])]], [P([-1, -1])])
+    assert not any(verify_placements(ex, [[P([-1, 0])], [P([])]], [c]) for c in _candidates(2, 1))
+    table = rule("stablehlo.reduce_window").factors([T(3, 8)], [T()], *attrs)
+    assert "permutation={j}" in str(table)

@@ -260,3 +260,42 @@ def test_sort():
         only_sort_dim = all(n == 1 for d, n in enumerate(s) if d != dim)
         assert ("blocked_propagation=" in shardy) == only_sort_dim, shardy
         check("stablehlo.sort", re.sub(r" blocked_propagation=\{\w+\}", "", shardy), [T(s)] * n, dim, True)
+
+
+def test_reduce_window():
+    """Shardy: a dim with a window wider than 1, a stride or padding is a permutation factor of
+    the result's size; so is ours. Base dilation: Shardy passes the dim through, ours keeps it
+    whole (test_hlo_region_rules.py proves a split wrong): not drawn here."""
+    rng = np.random.default_rng(12)
+    for _ in range(CASES):
+        s = shape(rng, 1, 4)
+        w = [int(rng.integers(1, min(n, 3) + 1)) if rng.random() < 0.5 else 1 for n in s]
+        st = [int(rng.integers(1, 3)) if rng.random() < 0.4 else 1 for _ in s]
+        wd = [int(rng.integers(1, 3)) if rng.random() < 0.2 and w[d] > 1 and (w[d] - 1) * 2 + 1 <= s[d] else 1
+              for d in range(len(s))]
+        pad = [int(rng.integers(0, 2)) if rng.random() < 0.3 else 0 for _ in range(2 * len(s))]
+        out = [((n + pad[2 * d] + pad[2 * d + 1]) - ((w[d] - 1) * wd[d] + 1)) // st[d] + 1 for d, n in enumerate(s)]
+        n_ops = int(rng.integers(1, 3))
+        if n_ops == 1:
+            body = region("stablehlo.add")
+        else:
+            body = ('({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>, %d: tensor<f32>):\n'
+                    '    %s = "stablehlo.add"(%a, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+                    '    %t = "stablehlo.maximum"(%b, %d) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+                    '    "stablehlo.return"(%s, %t) : (tensor<f32>, tensor<f32>) -> ()\n  })')
+        padding = "dense<[" + ", ".join(f"[{pad[2 * d]}, {pad[2 * d + 1]}]" for d in range(len(s))) + \
+            f"]> : tensor<{len(s)}x2xi64>"
+        attrs = (f"window_dimensions = {i64s(w)}, window_strides = {i64s(st)}, window_dilations = {i64s(wd)}, "
+                 f"padding = {padding}")
+        shardy = rule_of("stablehlo.reduce_window", [ttype(s)] * n_ops + [ttype([])] * n_ops, [ttype(out)] * n_ops,
+                         attrs, body)
+        check("stablehlo.reduce_window", shardy, [T(s)] * n_ops, [T([])] * n_ops, w, st, [], wd, pad,
+              "sum" if n_ops == 1 else "other")
+
+
+def test_reduce_window_base_dilation_passes_through_in_shardy_and_is_whole_in_ours():
+    shardy = rule_of("stablehlo.reduce_window", [ttype([3, 8]), ttype([])], [ttype([3, 15])],
+                     "window_dimensions = array<i64: 1, 1>, base_dilations = array<i64: 1, 2>", region("stablehlo.add"))
+    ours = core.get_phi_spmd_rule("stablehlo.reduce_window").factors([T([3, 8])], [T([])], [1, 1], [], [1, 2])
+    assert kinds_by_dim(shardy)[0] == [{"pass_through"}, {"pass_through"}]
+    assert kinds_by_dim(ours)[0] == [{"pass_through"}, {"permutation"}]  # test_hlo_region_rules.py: split is wrong

@@ -82,3 +82,45 @@ def test_jax_import_sort_binds_to_the_same_rule():
     call = bind(the_op(program, "jax.sort"))
     assert call.rule().op == "jax.sort" and len(call.inputs[0]) == 2
     assert call.attrs == {"dimension": 0, "is_stable": True, "num_keys": 2}
+
+
+def test_cumsum_lowering_is_a_reduce_window_that_keeps_the_scanned_dim_whole():
+    program = lowered(lambda x: jnp.cumsum(x, axis=1), [np.zeros((4, 8), np.float32)], ['[{"a"}, {"b"}]'])
+    rw = the_op(program, "stablehlo.reduce_window")
+    call = bind(rw)
+    assert call.attrs["padding"] == [0, 0, 7, 0] and call.attrs["window_dimensions"] == [1, 8]
+    assert call.attrs["body"] == "sum"
+    out = propagate_program(program)
+    assert out.opaque == []
+    # the scanned dim is a permutation factor (Shardy's): propagation carries "b" over it as
+    # Shardy does; the rule itself computes it whole (test_hlo_region_rules.py)
+    assert sharding_of(rw.results[0]).endswith('[{"a", ?}, {"b", ?}]>'), sharding_of(rw.results[0])
+    (ops, _), _ = call.infer_forward(lambda v: _spec(v, [0, 1] if v is rw.operands[0] else None))
+    assert ops[0].dims_mapping == [0, -1]
+
+
+def test_max_pool_propagates_the_batch_and_channel_dims():
+    pool = lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")  # noqa: E731
+    program = lowered(pool, [np.zeros((4, 8, 8, 6), np.float32)], ['[{"a"}, {"b"}, {}, {}]'])
+    assert bind(the_op(program, "stablehlo.reduce_window")).attrs["body"] == "max"
+    out = propagate_program(program)
+    assert out.opaque == []
+    assert sharding_of(the_op(program, "stablehlo.reduce_window").results[0]).endswith('[{"a", ?}, {"b", ?}, {?}, {?}]>')
+
+
+def test_jax_import_reduce_window_sum_binds_with_flat_padding():
+    from spmdkit.ir import import_jax
+    f = lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3), (1, 1), ((0, 0), (1, 1)))  # noqa: E731
+    program = import_jax(f, np.zeros((4, 8), np.float32))
+    call = bind(the_op(program, "jax.reduce_window_sum"))
+    assert call.attrs["padding"] == [0, 0, 1, 1]
+    table = call.factors(lambda v: _spec(v))
+    assert str(table) == "([i, j])->([i, j]) {i=4, j=8} permutation={j}"
+
+
+def _spec(value, mapping=None):
+    from spmdkit import DistTensorSpec, ProcessMesh, TensorDistAttr
+    attr = TensorDistAttr()
+    attr.process_mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["x", "y"])
+    attr.dims_mapping = mapping or [-1] * len(value.type.shape)
+    return DistTensorSpec(list(value.type.shape), attr)
