@@ -65,6 +65,14 @@ void reduce_window_patterns(PatternPlan& plan, const std::string& op, const std:
                             const std::vector<int64_t>& window_dimensions, const std::vector<int64_t>& window_strides,
                             const std::vector<int64_t>& base_dilations, const std::vector<int64_t>& window_dilations,
                             const std::vector<int64_t>& padding);
+// convolution (window_builders.cc), JAX's ConvDimensionNumbers: lhs_spec = (batch, feature,
+// spatial...) dims of lhs, rhs_spec = (output feature, input feature, spatial...) of rhs,
+// out_spec = (batch, feature, spatial...) of the result; padding flat (low, high) per spatial dim.
+void convolution_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs,
+                          const std::vector<int64_t>& lhs_spec, const std::vector<int64_t>& rhs_spec,
+                          const std::vector<int64_t>& out_spec, const std::vector<int64_t>& window_strides,
+                          const std::vector<int64_t>& padding, const std::vector<int64_t>& lhs_dilation,
+                          const std::vector<int64_t>& rhs_dilation, int64_t feature_group_count, int64_t batch_group_count);
 // iota: no input; the result (given to forward) has `shape`, counting along `dimension`.
 void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
                    int64_t dimension);

@@ -124,3 +124,28 @@ def _spec(value, mapping=None):
     attr.process_mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["x", "y"])
     attr.dims_mapping = mapping or [-1] * len(value.type.shape)
     return DistTensorSpec(list(value.type.shape), attr)
+
+
+def conv_nhwc(x, w):
+    return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def test_convolution_lowering_binds_and_propagates_batch_and_features():
+    x, w = np.zeros((4, 8, 8, 6), np.float32), np.zeros((3, 3, 6, 10), np.float32)
+    program = lowered(conv_nhwc, [x, w], ['[{"a"}, {}, {}, {}]', '[{}, {}, {}, {"b"}]'])
+    op = the_op(program, "stablehlo.convolution")
+    call = bind(op)
+    assert call.attrs["lhs_spec"] == [0, 3, 1, 2] and call.attrs["rhs_spec"] == [3, 2, 0, 1]
+    assert call.attrs["out_spec"] == [0, 3, 1, 2] and call.attrs["padding"] == [1, 1, 1, 1]
+    out = propagate_program(program)
+    assert out.opaque == []
+    assert sharding_of(op.results[0]).endswith('[{"a", ?}, {?}, {?}, {"b", ?}]>'), sharding_of(op.results[0])
+
+
+def test_jax_import_conv_binds_to_the_same_rule():
+    from spmdkit.ir import import_jax
+    program = import_jax(conv_nhwc, np.zeros((4, 8, 8, 6), np.float32), np.zeros((3, 3, 6, 10), np.float32))
+    call = bind(the_op(program, "jax.conv_general_dilated"))
+    assert call.attrs["padding"] == [1, 1, 1, 1] and call.attrs["lhs_spec"] == [0, 3, 1, 2]
+    table = call.factors(lambda v: _spec(v))
+    assert "reduction=" in str(table) and "permutation=" in str(table)

@@ -23,7 +23,8 @@ from .mlir_context import ir, shared_context, stablehlo
 REDUCTIONS = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min",
               "stablehlo.multiply": "prod", "stablehlo.and": "and", "stablehlo.or": "or"}
 # jaxpr params `padding` as (low, high) pairs; the rules take them flat
-_JAX_PAIRED_PADDING = {"jax.reduce_window_sum", "jax.reduce_window_max", "jax.reduce_window_min"}
+_JAX_PAIRED_PADDING = {"jax.reduce_window_sum", "jax.reduce_window_max", "jax.reduce_window_min",
+                       "jax.conv_general_dilated"}
 _RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape",
                      "stablehlo.constant": "shape"}
 
@@ -183,6 +184,16 @@ def decode_attributes(op: Op) -> dict[str, Any]:
                          start_index_map=list(g.start_index_map), operand_batching_dims=list(g.operand_batching_dims),
                          start_indices_batching_dims=list(g.start_indices_batching_dims),
                          index_vector_dim=int(g.index_vector_dim))
+        elif name == "stablehlo.convolution":  # JAX's ConvDimensionNumbers; padding flat
+            c = stablehlo.ConvDimensionNumbers(_attr(op, "dimension_numbers"))
+            attrs.update(lhs_spec=[int(c.input_batch_dimension), int(c.input_feature_dimension),
+                                   *map(int, c.input_spatial_dimensions)],
+                         rhs_spec=[int(c.kernel_output_feature_dimension), int(c.kernel_input_feature_dimension),
+                                   *map(int, c.kernel_spatial_dimensions)],
+                         out_spec=[int(c.output_batch_dimension), int(c.output_feature_dimension),
+                                   *map(int, c.output_spatial_dimensions)])
+            if "padding" in op.attrs:
+                attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
         elif name == "stablehlo.scatter":
             s = stablehlo.ScatterDimensionNumbers(_attr(op, "scatter_dimension_numbers"))
             attrs.update(update_window_dims=list(s.update_window_dims),
