@@ -302,8 +302,7 @@ def test_reduce_window_base_dilation_passes_through_in_shardy_and_is_whole_in_ou
 
 
 def conv_attrs(lhs_spec, rhs_spec, out_spec, strides, pads, fg=1, bg=1):
-    names = "".join  # dims of each tensor as StableHLO prints them: b/f (o/i), then spatial 0, 1, ...
-    def layout(spec, first, second):
+    def layout(spec, first, second):  # a tensor's dims as StableHLO names them: b/f (o/i), spatial 0, 1...
         out = [""] * len(spec)
         out[spec[0]], out[spec[1]] = first, second
         for k, d in enumerate(spec[2:]):
@@ -312,8 +311,8 @@ def conv_attrs(lhs_spec, rhs_spec, out_spec, strides, pads, fg=1, bg=1):
     dn = f"{layout(lhs_spec, 'b', 'f')}x{layout(rhs_spec, 'o', 'i')}->{layout(out_spec, 'b', 'f')}"
     padding = "dense<[" + ", ".join(f"[{pads[2 * k]}, {pads[2 * k + 1]}]" for k in range(len(strides))) + \
         f"]> : tensor<{len(strides)}x2xi64>"
-    return names([f"dimension_numbers = #stablehlo.conv<{dn}>, window_strides = {i64s(strides)}, padding = {padding}, ",
-                  f"batch_group_count = {bg} : i64, feature_group_count = {fg} : i64"])
+    return (f"dimension_numbers = #stablehlo.conv<{dn}>, window_strides = {i64s(strides)}, padding = {padding}, "
+            f"batch_group_count = {bg} : i64, feature_group_count = {fg} : i64")
 
 
 def test_convolution():
