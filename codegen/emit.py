@@ -26,6 +26,7 @@ ARG_FIELD = {
 }
 WHOLE_OPTIONS = ("empty", "keep", "per_dim", "align", "lead", "keep_size")
 COUNT_DIM = re.compile(r"([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]")
+COUNT_LEN = re.compile(r"len\(([a-z_][a-z0-9_]*)\)")
 MERGE = {"coshard": "kCoShard", "legacy": "kLegacy", "matmul": "kMatmul", "align": "kAlign"}
 ONES = {"clear": "kClear", "keep": "kKeep", "broadcast": "kBroadcast"}
 GROUP_FROM_DIM = re.compile(r"([a-z_][a-z0-9_]*)\.shape\[(-?\d+)\]")
@@ -297,7 +298,11 @@ def count_setup(spec: OpSpec) -> list[str]:
     for t, attr in (spec.raw.get("count") or {}).items():
         j = next(i for i, o in enumerate(spec.outputs) if o.name == t)
         m = COUNT_DIM.fullmatch(attr)
-        if m:  # "x[axis]": the size of x's dim that the axis attribute names (unbind)
+        n_of = COUNT_LEN.fullmatch(attr)
+        if n_of:  # "len(xs)": as many outputs as list input xs has tensors
+            attr = n_of.group(1)
+            n = f"static_cast<int64_t>({attr}.size())"
+        elif m:  # "x[axis]": the size of x's dim that the axis attribute names (unbind)
             tensor, axis = m.groups()
             n = f'dim_size_from_attr(rule.op, "{axis}", {axis}, {tensor})'
             attr = axis

@@ -170,6 +170,11 @@ def _check_edits(spec, n: Notation) -> None:
             _input(spec, m.group(1), "count")
             _attr(spec, m.group(2), ("int", "int64"), "count")
             continue
+        m = re.fullmatch(r"len\(([a-z_][a-z0-9_]*)\)", a)
+        if m:  # "len(xs)": one output per tensor of list input xs (variadic reduce, sort)
+            if not spec.inputs[_input(spec, m.group(1), "count")].is_list:
+                raise _err(spec.where, f"'count' len() names '{m.group(1)}', which is not a list input")
+            continue
         _attr(spec, a, ("int", "int64", "int[]", "int64[]"), "count")
     for t in raw.get("sources") or []:
         _input(spec, t, "sources")

@@ -57,6 +57,9 @@ FactorTable EinsumCall::factor_table() {
     const Factor& fac = factors_[f];
     int64_t size = fac.size;
     if (fac.any_size) size = out_size[f] >= 0 && (in_list[f] || in_size[f] < 0) ? out_size[f] : in_list[f] ? list_sum[f] : in_size[f];
+    // a builder that sizes a resized dim's result (reduce_window: the number of windows) gives
+    // the factor that size, as Shardy does
+    if (fac.any_size && fac.letter && born_sizes_ && born_sizes_[fac.letter - 'a'] >= 0) size = born_sizes_[fac.letter - 'a'];
     if (size < 0) size = in_size[f] >= 0 ? in_size[f] : out_size[f];
     if (size < 0 && fac.letter && born_sizes_) size = born_sizes_[fac.letter - 'a'];
     FactorTable::Kind kind = FactorTable::Kind::kPassThrough;

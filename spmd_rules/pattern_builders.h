@@ -16,7 +16,7 @@ namespace spmd {
 
 struct PatternPlan {
   Equation eq;                      // operand patterns by input argument, and the result's
-  int64_t born[26];                 // sizes of result-only letters (for the factor table)
+  int64_t born[26];                 // factor-table sizes: result-only letters; resized letters in the result
   uint32_t whole = 0;               // a bit per letter a-z: never split
   std::vector<int64_t> resized;     // dims of input 0 the op resizes
   PatternPlan() { for (int64_t& b : born) b = -1; }
@@ -54,6 +54,25 @@ void pad_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor
 // jax.pad: padding_config flattened as (low, high, interior) per dim
 void padding_config_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
                              const std::vector<int64_t>& padding_config);
+// reduce_window (window_builders.cc): empty strides / dilations / padding lists mean 1 / 0 per
+// dim; padding is flat, a (low, high) pair per dim. The list form takes the operands[] of a
+// variadic reduce_window (all of one shape; the notation gives the init values rank 0).
+void window_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                     const std::vector<int64_t>& window_dimensions, const std::vector<int64_t>& window_strides,
+                     const std::vector<int64_t>& base_dilations, const std::vector<int64_t>& window_dilations,
+                     const std::vector<int64_t>& padding);
+void reduce_window_patterns(PatternPlan& plan, const std::string& op, const std::vector<const DistMetaTensor*>& operands,
+                            const std::vector<int64_t>& window_dimensions, const std::vector<int64_t>& window_strides,
+                            const std::vector<int64_t>& base_dilations, const std::vector<int64_t>& window_dilations,
+                            const std::vector<int64_t>& padding);
+// convolution (window_builders.cc), JAX's ConvDimensionNumbers: lhs_spec = (batch, feature,
+// spatial...) dims of lhs, rhs_spec = (output feature, input feature, spatial...) of rhs,
+// out_spec = (batch, feature, spatial...) of the result; padding flat (low, high) per spatial dim.
+void convolution_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs,
+                          const std::vector<int64_t>& lhs_spec, const std::vector<int64_t>& rhs_spec,
+                          const std::vector<int64_t>& out_spec, const std::vector<int64_t>& window_strides,
+                          const std::vector<int64_t>& padding, const std::vector<int64_t>& lhs_dilation,
+                          const std::vector<int64_t>& rhs_dilation, int64_t feature_group_count, int64_t batch_group_count);
 // iota: no input; the result (given to forward) has `shape`, counting along `dimension`.
 void iota_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& out, const std::vector<int64_t>& shape,
                    int64_t dimension);

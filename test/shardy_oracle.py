@@ -49,8 +49,13 @@ def rule_of(op: str, operand_types: list[str], result_types: list[str], attrs: s
         module = ir.Module.parse(text)
         passmanager.PassManager.parse("builtin.module(func.func(sdy-populate-op-sharding-rules))").run(module.operation)
         printed = str(module)
-    m = re.search(r"sdy\.sharding_rule = #sdy\.op_sharding_rule<(.*)>\}", printed)
-    return m.group(1) if m else None
+    # ops inside a region (sort's comparator, reduce_window's body) get rules of their own: read
+    # the one of the op under test, whose line starts with its result (%0) or closes its regions
+    for line in printed.splitlines():
+        m = re.search(r"sdy\.sharding_rule = #sdy\.op_sharding_rule<(.*)>\}", line)
+        if m and line.strip().startswith(("%0", "})")):
+            return m.group(1)
+    return None
 
 
 # Shardy's propagation as its import pipeline would run it on a lowered JAX program: data-flow

@@ -78,3 +78,21 @@ def test_unchanged_output_is_not_rewritten(tmp_path):
     stamp = {p: p.stat().st_mtime_ns for p in out.iterdir()}
     write_files(specs, out)
     assert stamp == {p: p.stat().st_mtime_ns for p in out.iterdir()}
+
+
+LIST_COUNT = """
+- op: my_pairs
+  inputs: ["xs[]", y]
+  outputs: ["outs[]"]
+  einsum: "..., ... -> ..."
+  count: {outs: "len(xs)"}
+"""
+
+
+def test_count_by_list_input_length_renders_and_rejects_a_plain_input(tmp_path):
+    cc = render(load_specs(write(tmp_path, LIST_COUNT)))["rules_ops.cc"]
+    assert 'call.output_count(0, static_cast<int64_t>(xs.size()), "xs");' in cc
+    with pytest.raises(SpecError, match="'count' len\\(\\) names 'y', which is not a list input"):
+        load_specs(write(tmp_path, LIST_COUNT.replace("len(xs)", "len(y)")))
+    with pytest.raises(SpecError, match="'count' names 'zs', which is not an input"):
+        load_specs(write(tmp_path, LIST_COUNT.replace("len(xs)", "len(zs)")))

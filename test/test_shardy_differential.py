@@ -2,6 +2,7 @@
 with): random StableHLO ops, Shardy's rule for each, and spmdkit's factor table for the same
 call must be the same up to factor renumbering. Ops where the two differ on purpose are listed
 in docs/jax_stablehlo_rules.md with their proofs (test_jax_rules.py) and are not drawn here."""
+import re
 import sys
 from math import prod
 from pathlib import Path
@@ -217,3 +218,151 @@ def test_gather_collapsed_dim_is_a_reduction_in_jaxlibs_shardy_and_whole_in_ours
     ours = core.get_phi_spmd_rule("stablehlo.gather").factors(T([8, 4]), T([5, 1]), [1], [0], [0], [1, 4])
     assert kinds_by_dim(shardy)[0][0] == {"reduction"}  # a masked gather, then an all-reduce
     assert kinds_by_dim(ours)[0][0] == {"need_replication"}  # test_jax_rules proves the split wrong locally
+
+
+ARGMAX_BODY = '''({
+  ^bb0(%a: tensor<f32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<i32>):
+    %p = "stablehlo.compare"(%a, %c) {comparison_direction = #stablehlo<comparison_direction GT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = "stablehlo.select"(%p, %a, %c) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+    %i = "stablehlo.select"(%p, %b, %d) : (tensor<i1>, tensor<i32>, tensor<i32>) -> tensor<i32>
+    "stablehlo.return"(%v, %i) : (tensor<f32>, tensor<i32>) -> ()
+  })'''
+
+
+def test_variadic_reduce_reduced_dims_are_reductions_in_shardy_and_whole_in_ours():
+    """Same factors; Shardy's reduction factors are our need_replication ones (an argmax pair
+    cannot be finished by all-reducing each result: test_hlo_region_rules.py proves it)."""
+    rng = np.random.default_rng(10)
+    for _ in range(CASES // 2):
+        s = shape(rng, 1, 4)
+        dims = sorted(int(d) for d in rng.choice(len(s), size=int(rng.integers(1, len(s) + 1)), replace=False))
+        out = [n for d, n in enumerate(s) if d not in dims]
+        shardy = rule_of("stablehlo.reduce", [ttype(s), ttype(s, "i32"), ttype([]), ttype([], "i32")],
+                         [ttype(out), ttype(out, "i32")], f"dimensions = {i64s(dims)}", ARGMAX_BODY)
+        assert "need_replication" not in shardy
+        check("stablehlo.reduce-variadic", shardy.replace("reduction=", "need_replication="),
+              [T(s), T(s)], [T([]), T([])], dims, "argmax")
+
+
+def test_sort():
+    rng = np.random.default_rng(11)
+    for _ in range(CASES // 2):
+        s = shape(rng, 1, 4)
+        n, dim = int(rng.integers(1, 4)), int(rng.integers(0, len(s)))
+        t = ", ".join(f"%a{k}: tensor<f32>, %b{k}: tensor<f32>" for k in range(n))
+        less = ('({\n  ^bb0(' + t + '):\n    %p = "stablehlo.compare"(%a0, %b0) {comparison_direction = '
+                '#stablehlo<comparison_direction LT>} : (tensor<f32>, tensor<f32>) -> tensor<i1>\n'
+                '    "stablehlo.return"(%p) : (tensor<i1>) -> ()\n  })')
+        shardy = rule_of("stablehlo.sort", [ttype(s)] * n, [ttype(s)] * n,
+                         f"dimension = {dim} : i64, is_stable = true", less)
+        # Shardy also blocks the sort factor when every other dim has size 1; our propagation
+        # never propagates along a need_replication factor, so the flag would change nothing
+        only_sort_dim = all(n == 1 for d, n in enumerate(s) if d != dim)
+        assert ("blocked_propagation=" in shardy) == only_sort_dim, shardy
+        check("stablehlo.sort", re.sub(r" blocked_propagation=\{\w+\}", "", shardy), [T(s)] * n, dim, True)
+
+
+def test_reduce_window():
+    """Shardy: a dim with a window wider than 1, a stride or padding is a permutation factor of
+    the result's size; so is ours. Base dilation: Shardy passes the dim through, ours keeps it
+    whole (test_hlo_region_rules.py proves a split wrong): not drawn here."""
+    rng = np.random.default_rng(12)
+    for _ in range(CASES):
+        s = shape(rng, 1, 4)
+        w = [int(rng.integers(1, min(n, 3) + 1)) if rng.random() < 0.5 else 1 for n in s]
+        st = [int(rng.integers(1, 3)) if rng.random() < 0.4 else 1 for _ in s]
+        wd = [int(rng.integers(1, 3)) if rng.random() < 0.2 and w[d] > 1 and (w[d] - 1) * 2 + 1 <= s[d] else 1
+              for d in range(len(s))]
+        pad = [int(rng.integers(0, 2)) if rng.random() < 0.3 else 0 for _ in range(2 * len(s))]
+        out = [((n + pad[2 * d] + pad[2 * d + 1]) - ((w[d] - 1) * wd[d] + 1)) // st[d] + 1 for d, n in enumerate(s)]
+        n_ops = int(rng.integers(1, 3))
+        if n_ops == 1:
+            body = region("stablehlo.add")
+        else:
+            body = ('({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>, %d: tensor<f32>):\n'
+                    '    %s = "stablehlo.add"(%a, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+                    '    %t = "stablehlo.maximum"(%b, %d) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+                    '    "stablehlo.return"(%s, %t) : (tensor<f32>, tensor<f32>) -> ()\n  })')
+        padding = "dense<[" + ", ".join(f"[{pad[2 * d]}, {pad[2 * d + 1]}]" for d in range(len(s))) + \
+            f"]> : tensor<{len(s)}x2xi64>"
+        attrs = (f"window_dimensions = {i64s(w)}, window_strides = {i64s(st)}, window_dilations = {i64s(wd)}, "
+                 f"padding = {padding}")
+        shardy = rule_of("stablehlo.reduce_window", [ttype(s)] * n_ops + [ttype([])] * n_ops, [ttype(out)] * n_ops,
+                         attrs, body)
+        check("stablehlo.reduce_window", shardy, [T(s)] * n_ops, [T([])] * n_ops, w, st, [], wd, pad,
+              "sum" if n_ops == 1 else "other")
+
+
+def test_reduce_window_base_dilation_passes_through_in_shardy_and_is_whole_in_ours():
+    shardy = rule_of("stablehlo.reduce_window", [ttype([3, 8]), ttype([])], [ttype([3, 15])],
+                     "window_dimensions = array<i64: 1, 1>, base_dilations = array<i64: 1, 2>", region("stablehlo.add"))
+    ours = core.get_phi_spmd_rule("stablehlo.reduce_window").factors([T([3, 8])], [T([])], [1, 1], [], [1, 2])
+    assert kinds_by_dim(shardy)[0] == [{"pass_through"}, {"pass_through"}]
+    assert kinds_by_dim(ours)[0] == [{"pass_through"}, {"permutation"}]  # test_hlo_region_rules.py: split is wrong
+
+
+def conv_attrs(lhs_spec, rhs_spec, out_spec, strides, pads, fg=1, bg=1):
+    def layout(spec, first, second):  # a tensor's dims as StableHLO names them: b/f (o/i), spatial 0, 1...
+        out = [""] * len(spec)
+        out[spec[0]], out[spec[1]] = first, second
+        for k, d in enumerate(spec[2:]):
+            out[d] = str(k)
+        return "[" + ", ".join(out) + "]"
+    dn = f"{layout(lhs_spec, 'b', 'f')}x{layout(rhs_spec, 'o', 'i')}->{layout(out_spec, 'b', 'f')}"
+    padding = "dense<[" + ", ".join(f"[{pads[2 * k]}, {pads[2 * k + 1]}]" for k in range(len(strides))) + \
+        f"]> : tensor<{len(strides)}x2xi64>"
+    return (f"dimension_numbers = #stablehlo.conv<{dn}>, window_strides = {i64s(strides)}, padding = {padding}, "
+            f"batch_group_count = {bg} : i64, feature_group_count = {fg} : i64")
+
+
+def test_convolution():
+    """Where Shardy factors each spatial dim as one permutation factor of the window count (unit
+    groups, the window count at least the kernel's size and more than half the input's), its
+    table is ours. Elsewhere it differs on purpose: test_convolution_differences."""
+    rng = np.random.default_rng(13)
+    drawn = 0
+    while drawn < CASES:
+        sp = int(rng.integers(1, 3))
+        rank = sp + 2
+        sizes, ks, strides, pads, outs = [], [], [], [], []
+        for _ in range(sp):
+            size, k = int(rng.integers(2, 9)), int(rng.integers(1, 4))
+            lo, hi = (int(rng.integers(0, 2)) for _ in range(2))
+            st = int(rng.choice([1, 1, 2]))
+            sizes.append(size), ks.append(k), strides.append(st), pads.extend([lo, hi])
+            outs.append((size + lo + hi - k) // st + 1 if size + lo + hi >= k else 0)
+        if not all(w >= max(k, 2) and w <= n and n // w < 2 for w, k, n in zip(outs, ks, sizes)):
+            continue
+        drawn += 1
+        lhs_spec, rhs_spec, out_spec = ([int(d) for d in rng.permutation(rank)] for _ in range(3))
+        # a size-1 output feature is two size-1 factors in Shardy's table, one shared in ours:
+        # never split either way, not drawn
+        n, c, o = int(rng.choice([1, 2, 3, 4])), int(rng.choice([1, 2, 3, 4])), int(rng.choice([2, 3, 4]))
+        def shaped(spec, dims):
+            s = [0] * rank
+            for d, v in zip(spec, dims):
+                s[d] = v
+            return s
+        ls, rs, os_ = shaped(lhs_spec, [n, c] + sizes), shaped(rhs_spec, [o, c] + ks), shaped(out_spec, [n, o] + outs)
+        shardy = rule_of("stablehlo.convolution", [ttype(ls), ttype(rs)], [ttype(os_)],
+                         conv_attrs(lhs_spec, rhs_spec, out_spec, strides, pads))
+        check("stablehlo.convolution", shardy, T(ls), T(rs), lhs_spec, rhs_spec, out_spec, strides, pads)
+
+
+def test_convolution_differences():
+    """Shardy also splits what ours keeps whole: a spatial dim into (windows, window offset)
+    factors, the latter a reduction shared with the kernel (stride 2 below), and a grouped
+    feature dim into (groups, per group) factors. Ours is whole there, never wrong (spmdkit
+    verify: 0 wrong), at worst more communication than Shardy's partitioner would need."""
+    spec = ([0, 1, 2], [0, 1, 2], [0, 1, 2])
+    shardy = rule_of("stablehlo.convolution", [ttype([2, 3, 8]), ttype([5, 3, 3])], [ttype([2, 5, 3])],
+                     conv_attrs(*spec, [2], [0, 0]))
+    ours = core.get_phi_spmd_rule("stablehlo.convolution").factors(T([2, 3, 8]), T([5, 3, 3]), *spec, [2], [0, 0])
+    assert kinds_by_dim(shardy)[0][2] == {"permutation", "reduction"}  # a compound spatial dim
+    assert kinds_by_dim(ours)[0][2] == {"permutation"}
+    shardy = rule_of("stablehlo.convolution", [ttype([2, 6, 8]), ttype([4, 3, 3])], [ttype([2, 4, 6])],
+                     conv_attrs(*spec, [1], [0, 0], fg=2))
+    ours = core.get_phi_spmd_rule("stablehlo.convolution").factors(T([2, 6, 8]), T([4, 3, 3]), *spec, [1], [0, 0],
+                                                                 feature_group_count=2)
+    assert kinds_by_dim(shardy)[0][1] == {"pass_through", "reduction"}  # (groups, per-group features)
+    assert kinds_by_dim(ours)[0][1] == {"need_replication"}

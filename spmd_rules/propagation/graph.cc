@@ -72,7 +72,9 @@ void check_op(const Graph& g, int o) {
       }
       // A permutation factor (slice, pad, concatenate) may differ in size between tensors.
       const bool permuted = dims[d].size() == 1 && t.kinds[dims[d][0]] == FactorTable::Kind::kPermutation;
-      if (size != shape[d] && !(dims[d].empty() && shape[d] == 1) && !permuted)
+      // A dim of size-1 factors only is never split and shares nothing (Shardy's convention for a
+      // convolution's kernel spatial dims, a dynamic_slice's sliced dims): any size.
+      if (size != shape[d] && !(dims[d].empty() && shape[d] == 1) && !permuted && size != 1)
         throw ValueError(where + ": dim " + std::to_string(d) + " of " + value_label(g, v) + " has size " + std::to_string(shape[d]) +
                          ", its factors multiply to " + std::to_string(size));
     }

@@ -22,6 +22,9 @@ from .mlir_context import ir, shared_context, stablehlo
 # reduce's region as the rule names it: the one op its body applies
 REDUCTIONS = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min",
               "stablehlo.multiply": "prod", "stablehlo.and": "and", "stablehlo.or": "or"}
+# jaxpr params `padding` as (low, high) pairs; the rules take them flat
+_JAX_PAIRED_PADDING = {"jax.reduce_window_sum", "jax.reduce_window_max", "jax.reduce_window_min",
+                       "jax.conv_general_dilated"}
 _RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape",
                      "stablehlo.constant": "shape"}
 
@@ -36,6 +39,10 @@ def bind(op: Op) -> RuleCall:
         raise TypeError(f"bind: expected an Op, got {type(op).__name__}")
     if not has_rule(op.name):
         raise RuleBindingError(f"no rule named {op.name!r} in the registry", op=op.name)
+    if op.name == "stablehlo.reduce" and len(op.operands) > 2:
+        return _bind_variadic_reduce(op)
+    if op.name == "stablehlo.reduce_window":
+        return _bind_reduce_window(op)
     decoded = decode_attributes(op)
     if "operand_segment_sizes" in op.attrs:
         from .. import core
@@ -55,6 +62,59 @@ def bind(op: Op) -> RuleCall:
     call = bind_by_signature(view)
     call.op = op
     return call
+
+
+VARIADIC_REDUCE = "stablehlo.reduce-variadic"
+
+
+def _bind_variadic_reduce(op: Op) -> RuleCall:
+    """A reduce of N > 1 operands (and N init values) binds to its own rule: the body combines
+    the operands jointly, so the rule keeps reduced dims whole whatever the body is."""
+    n = _halves(op)
+    if "dimensions" not in op.attrs:
+        raise RuleBindingError("reduce needs attribute 'dimensions', which the op lacks", op=op.name)
+    attrs = {"dimensions": list(op.attrs["dimensions"]), "body": variadic_body_name(op)}
+    return RuleCall(VARIADIC_REDUCE, [list(op.operands[:n]), list(op.operands[n:])], attrs, op)
+
+
+def _halves(op: Op) -> int:
+    """N, for an op of N operands then N init values (variadic reduce and reduce_window)."""
+    n, rest = divmod(len(op.operands), 2)
+    if rest or not n or len(op.regions) != 1:
+        raise IRError(f"takes as many init values as operands and one region, got {len(op.operands)} operands "
+                      f"and {len(op.regions)} regions", op=op.name)
+    return n
+
+
+def _bind_reduce_window(op: Op) -> RuleCall:
+    n = _halves(op)
+    if "window_dimensions" not in op.attrs:
+        raise RuleBindingError("reduce_window needs attribute 'window_dimensions', which the op lacks", op=op.name)
+    attrs = {k: list(op.attrs[k]) for k in ("window_dimensions", "window_strides", "base_dilations",
+                                            "window_dilations") if k in op.attrs}
+    if "padding" in op.attrs:  # a dense Nx2 tensor: flattened to (low, high) per dim
+        with shared_context():
+            attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
+    try:
+        attrs["body"] = reduction_name(op) if n == 1 else "other"
+    except IRError:  # a region that is not one elementwise reduction: sharded alike
+        attrs["body"] = "other"
+    return RuleCall("stablehlo.reduce_window", [list(op.operands[:n]), list(op.operands[n:])], attrs, op)
+
+
+def variadic_body_name(op: Op) -> str:
+    """argmax / argmin for the (value, index) body JAX writes (its first compare of the two
+    values is GT / LT); `other` for any other body. Only `spmdkit verify`'s kernel reads it: the
+    rule shards every body alike."""
+    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
+    if len(op.operands) != 4 or not body or body[0].name != "stablehlo.compare":
+        return "other"
+    try:
+        with shared_context():
+            direction = stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
+    except IRError:
+        return "other"
+    return {"GT": "argmax", "GE": "argmax", "LT": "argmin", "LE": "argmin"}.get(direction, "other")
 
 
 def bind_all(program) -> tuple[list[RuleCall], list[Op]]:
@@ -94,7 +154,10 @@ def decode_attributes(op: Op) -> dict[str, Any]:
     attrs = {k: v for k, v in op.attrs.items() if not isinstance(v, MLIRAttr)}
     name = op.name
     if not name.startswith("stablehlo."):
-        return dict(op.attrs)
+        attrs = dict(op.attrs)
+        if name in _JAX_PAIRED_PADDING and isinstance(attrs.get("padding"), list):
+            attrs["padding"] = [int(v) for pair in attrs["padding"] for v in pair]
+        return attrs
     if name in _RESULT_SHAPE_ATTR and op.results:
         attrs[_RESULT_SHAPE_ATTR[name]] = list(op.results[0].type.shape)
     if name == "stablehlo.convert" and op.results:
@@ -121,6 +184,16 @@ def decode_attributes(op: Op) -> dict[str, Any]:
                          start_index_map=list(g.start_index_map), operand_batching_dims=list(g.operand_batching_dims),
                          start_indices_batching_dims=list(g.start_indices_batching_dims),
                          index_vector_dim=int(g.index_vector_dim))
+        elif name == "stablehlo.convolution":  # JAX's ConvDimensionNumbers; padding flat
+            c = stablehlo.ConvDimensionNumbers(_attr(op, "dimension_numbers"))
+            attrs.update(lhs_spec=[int(c.input_batch_dimension), int(c.input_feature_dimension),
+                                   *map(int, c.input_spatial_dimensions)],
+                         rhs_spec=[int(c.kernel_output_feature_dimension), int(c.kernel_input_feature_dimension),
+                                   *map(int, c.kernel_spatial_dimensions)],
+                         out_spec=[int(c.output_batch_dimension), int(c.output_feature_dimension),
+                                   *map(int, c.output_spatial_dimensions)])
+            if "padding" in op.attrs:
+                attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
         elif name == "stablehlo.scatter":
             s = stablehlo.ScatterDimensionNumbers(_attr(op, "scatter_dimension_numbers"))
             attrs.update(update_window_dims=list(s.update_window_dims),
