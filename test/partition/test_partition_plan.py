@@ -77,3 +77,40 @@ def test_backward_refinement_moves_fewer_bytes_and_only_adds_axes():
                 assert [r.name for r in dv.axes][:len(du.axes)] == [r.name for r in du.axes]
     fwd, bwd = partition(forward_only).summary(), partition(both).summary()
     assert bwd.bytes_per_device < fwd.bytes_per_device
+
+
+def _update_program(result_sharding):
+    # Adam-like update of replicated p, m, v from g = a.T @ b: g comes partial over x and split
+    # over y, so propagation splits the whole update over y.
+    def step(a, b, p, m, v):
+        g = a.T @ b
+        m2 = 0.9 * m + 0.1 * g
+        v2 = 0.99 * v + 0.01 * g * g
+        return p - 0.1 * m2 / (jnp.sqrt(v2) + 1e-8), m2, v2
+    whole = '#sdy.sharding<@mesh, [{}, {}]>'
+    p = program(step, jnp.ones((8, 4)), jnp.ones((8, 4)), jnp.ones((4, 4)), jnp.ones((4, 4)), jnp.ones((4, 4)),
+                shardings=['#sdy.sharding<@mesh, [{"x"}, {}]>', '#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
+                           whole, whole, whole], results=[result_sharding] * 3)
+    from spmdkit import propagate
+    propagate(p)
+    return p
+
+
+def _layout_of(parted, name):
+    return [tuple(s.result_layouts[0].dims) for s in parted.steps if isinstance(s, LocalOp) and s.op.name == name]
+
+
+def test_an_update_whose_results_are_replicated_runs_whole():
+    p = _update_program('#sdy.sharding<@mesh, [{}, {}]>')
+    (split,) = {v.sharding.dims[1].axes for op in p.main.body.ops if op.name == "jax.add" for v in op.results}
+    assert [a.name for a in split] == ["y"]  # propagation split the update over y
+    parted = partition(p)
+    assert set(_layout_of(parted, "jax.add")) == set(_layout_of(parted, "jax.sub")) == {((), ())}  # run whole
+    moving = [r for r in parted.reshards if r.plan.bytes > 0]
+    assert [r.value for r in moving] == [p.main.body.ops[1].result]  # only g moves: reduced and gathered once
+
+
+def test_an_update_whose_results_stay_split_runs_split():
+    parted = partition(_update_program('#sdy.sharding<@mesh, [{}, {"y"}]>'))
+    assert set(_layout_of(parted, "jax.sub")) == {((), ("y",))}
+    assert "all_gather" not in [s.kind for r in parted.reshards for s in r.plan.steps]

@@ -17,6 +17,7 @@ from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated
 from .localize import localize
 from .plan import LocalOp, PartitionedProgram, Reshard
+from .regions import Regions
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
 
 CALL_OPS = frozenset({"func.call", "call"})
@@ -49,6 +50,7 @@ class _Partitioner:
     def run(self) -> PartitionedProgram:
         fn, pm = self.fn, self.pm
         check_function(fn)
+        self.regions = Regions(fn, pm)
         arg_layouts = []
         for v in fn.args:
             layout = layout_of_value(v, pm)
@@ -80,6 +82,8 @@ class _Partitioner:
         else:
             desired = {id(v): layout_of_value(v, self.pm) if v.sharding is not None else self.versions[id(v)][0]
                        for v in op.operands}
+            if self.regions.whole(op, self.versions, self.price):  # see regions.py
+                desired.update({id(v): replicated(v.type.rank) for v in op.operands})
             operands, results = op_layouts(op, desired, self.pm)
             operands, results = self.keep_sums_partial(op, operands, results)
         for v, layout in zip(op.operands, operands):
@@ -134,6 +138,16 @@ class _Partitioner:
                 best = (source, plan)
         self.out.steps.append(Reshard(value, best[0], target, best[1], reason))
         have.append(target)
+
+    def price(self, value, source: Layout, target: Layout) -> float:
+        """The modeled cost (us) of resharding `value` from `source` to `target`."""
+        if source == target:
+            return 0.0
+        try:
+            return plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
+                                sub_axes=False).cost_us
+        except ReshardError:
+            return float("inf")
 
     def check_shape(self, value, layout: Layout, what: str) -> None:
         for d, axes in enumerate(layout.dims):

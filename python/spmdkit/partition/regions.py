@@ -1,0 +1,125 @@
+"""Elementwise regions that are cheaper run whole.
+
+Propagation may split a chain of elementwise ops because its input arrives split or partial, while
+the chain's outputs are declared replicated. An optimizer's update of a replicated param is the
+case: the gradient comes partial over the batch axes, propagation splits the update like the
+gradient, and run that way the gradient is reduce-scattered and each of p, m and v is gathered
+back, where running the chain whole costs one all-reduce of the gradient. (XLA ends up whole by
+simplifying all_gather(dynamic_slice(x)) to x after the fact.)
+
+A region is a connected set of elementwise ops over values of one shape that propagation split the
+same way. When the partitioner meets a region's first op and every input of the region is already
+produced, it prices the region's boundary both ways with the reshard planner: the inputs brought to
+the split layout and the outputs to what their users need, against the same with the region whole.
+It runs the region whole only if that is strictly cheaper.
+"""
+from __future__ import annotations
+
+from .layouts import layout_of_sharding, layout_of_value, replicated
+
+# pointwise primitives (docs/jax_stablehlo_rules.md): every non-scalar operand and result has one shape
+ELEMENTWISE = frozenset({
+    "jax.neg", "jax.exp", "jax.exp2", "jax.log", "jax.log1p", "jax.tanh", "jax.logistic", "jax.rsqrt", "jax.sqrt",
+    "jax.erf", "jax.expm1", "jax.square", "jax.abs", "jax.sign", "jax.sin", "jax.cos", "jax.integer_pow",
+    "jax.convert_element_type", "jax.add", "jax.add_any", "jax.sub", "jax.mul", "jax.div", "jax.max", "jax.min",
+    "jax.pow", "jax.select_n", "jax.clamp",
+})
+
+
+def _is_elementwise(op) -> bool:
+    if op.name not in ELEMENTWISE or not op.results or op.regions:
+        return False
+    shape = op.results[0].type.shape
+    return len(shape) > 0 and all(v.type.shape == shape for v in op.results) and \
+        all(v.type.rank == 0 or v.type.shape == shape for v in op.operands)
+
+
+class Regions:
+    """The elementwise regions of one flat function, found up front; `whole(op, ...)` decides a
+    region when the partitioner first reaches one of its ops."""
+
+    def __init__(self, fn, pm):
+        self.pm = pm
+        ops = [op for op in fn.body.ops if _is_elementwise(op)]
+        producer = {id(r): op for op in ops for r in op.results}
+        parent = {id(op): id(op) for op in ops}
+
+        def find(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for op in ops:  # an elementwise op joins the region of each elementwise producer it reads
+            for v in op.operands:
+                p = producer.get(id(v))
+                if p is not None and v.type.rank > 0:
+                    parent[find(id(op))] = find(id(p))
+        members: dict[int, list] = {}
+        for op in ops:
+            members.setdefault(find(id(op)), []).append(op)
+        self.region_of = {}
+        self.regions = []
+        for group in members.values():
+            region = _Region(group, fn, pm)
+            if region.split is not None:
+                self.region_of.update({id(op): len(self.regions) for op in group})
+                self.regions.append(region)
+        self.decided: dict[int, bool] = {}
+        self.whole_values: set[int] = set()
+
+    def whole(self, op, versions, price) -> bool:
+        """Whether `op` runs whole: decided once per region, at its first op."""
+        k = self.region_of.get(id(op))
+        if k is None:
+            return False
+        if k not in self.decided:
+            region = self.regions[k]
+            self.decided[k] = region.cheaper_whole(versions, price)
+            if self.decided[k]:
+                self.whole_values |= region.values
+        return self.decided[k]
+
+
+class _Region:
+    def __init__(self, ops, fn, pm):
+        self.ops = ops
+        inside = {id(r) for op in ops for r in op.results}
+        self.values = set(inside)
+        self.inputs = [v for v in dict.fromkeys(v for op in ops for v in op.operands)
+                       if id(v) not in inside and v.type.rank > 0]
+        layouts = {layout_of_value(r, pm) if r.sharding is not None else None for op in ops for r in op.results}
+        split = next(iter(layouts)) if len(layouts) == 1 else None
+        # a split region only: one layout over every value, not the replicated one
+        self.split = split if split is not None and any(split.dims) and not split.partial else None
+        self.values |= {id(v) for v in self.inputs}
+        rank = ops[0].results[0].type.rank
+        self.whole_layout = replicated(rank)
+        # what the region's outputs must become: a function result's declared layout, or the split
+        # layout for an op outside the region (it will ask for what propagation gave it)
+        ret = fn.body.terminator
+        declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
+        self.outputs = []
+        for op in fn.body.ops:
+            for i, v in enumerate(op.operands):
+                if id(v) not in inside or op in ops:
+                    continue
+                if op is ret:
+                    s = declared[i]
+                    target = replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result")
+                else:
+                    target = self.split
+                self.outputs.append((v, target))
+
+    def cheaper_whole(self, versions, price) -> bool:
+        if any(id(v) not in versions for v in self.inputs):
+            return False  # an input comes later in the program: keep propagation's plan
+        split = whole = 0.0
+        for v in self.inputs:
+            have = versions[id(v)]
+            split += min(price(v, h, self.split) for h in have)
+            whole += min(price(v, h, self.whole_layout) for h in have)
+        for v, target in self.outputs:
+            split += price(v, self.split, target)
+            whole += price(v, self.whole_layout, target)
+        return whole < split
