@@ -117,7 +117,8 @@ std::string Graph::sharding_to_string(int v) const {
   }
   const Mesh& m = meshes[s.mesh];
   std::string out = "<@" + m.name + ", [";
-  for (std::size_t d = 0; d < s.dims.size(); ++d) {
+  // a maximal mesh (one device, no axes): Shardy writes its sharding without dims
+  for (std::size_t d = 0; d < s.dims.size() && !m.axis_sizes.empty(); ++d) {
     const DimSharding& dim = s.dims[d];
     out += d ? ", {" : "{";
     for (std::size_t i = 0; i < dim.axes.size(); ++i) out += (i ? ", " : "") + axis_to_string(m, dim.axes[i]);

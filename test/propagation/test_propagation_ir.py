@@ -148,3 +148,22 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
     again = ir.parse(out)
     propagate_program(again, elementwise_tables)
     assert ir.print_program(again) == out
+
+
+def test_a_maximal_sharding_has_no_dims_and_stays_put():
+    # Shardy writes a value on a one-device mesh as <@one, []> whatever its rank.
+    text = """
+sdy.mesh @m = <["x"=2]>
+sdy.mesh @one = <[], device_ids=[0]>
+func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>}) -> tensor<4x4xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@one, []>]>} : tensor<4x4xf32>
+  %1 = stablehlo.tanh %0 : tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+"""
+    program = ir.parse(text)
+    spmdkit.propagate(program)
+    out = ir.print_program(program)
+    assert "<@one, []>" in out  # printed as Shardy writes it, not as [{}, {}]
+    ops = program.main.body.ops
+    assert ops[1].results[0].sharding is None  # nothing crosses from the one device's value

@@ -64,6 +64,8 @@ def compare(text: str):
     (IR_DATA / "jax_gpt_block_train_step.mlir", 250),
     (IR_DATA / "jax_control_flow.mlir", 15),
     (IR_DATA / "shardy_compiler_api.mlir", 6),
+    (IR_DATA / "shardy_representation.mlir", 6),  # sub-axes, several meshes, a maximal mesh (<@one, []>)
+    (IR_DATA / "jax_shard_map.mlir", 2),
 ])
 def test_every_value_gets_shardys_sharding(path, at_least):
     compared, differ = compare(path.read_text())

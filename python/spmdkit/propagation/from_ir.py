@@ -85,7 +85,7 @@ class _Builder:
         self.out = Propagated(program, self.g)
         self.groups: dict[int, list[int]] = {}
         for name, mesh in program.meshes.items():
-            self.g.mesh(name, list(zip(mesh.axis_names, mesh.shape)))
+            self.g.mesh(name, list(zip(mesh.axis_names, mesh.shape)), maximal=mesh.is_maximal)
 
     def value(self, v, name=""):
         key = id(v)

@@ -59,6 +59,8 @@ class Graph:
 
     def _parse(self, text, mesh, rank, what):
         mesh_name, dims, replicated = parse_sharding(text, self.meshes, self._default_mesh(mesh))
+        if not dims and rank and self.meshes[mesh_name].maximal:  # Shardy writes a maximal sharding as []
+            dims = [([], True, -1, True)] * rank
         if len(dims) != rank:
             raise ValueError(f"{what}: sharding {text!r} has {len(dims)} dims, the value has rank {rank}")
         if not self.meshes[mesh_name].axis_names and not self.meshes[mesh_name].maximal:  # the empty mesh fits any
