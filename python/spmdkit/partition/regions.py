@@ -58,10 +58,14 @@ class Regions:
         members: dict[int, list] = {}
         for op in ops:
             members.setdefault(find(id(op)), []).append(op)
+        users: dict[int, list] = {}  # id(value) -> [(op, operand index)]
+        for op in fn.body.ops:
+            for i, v in enumerate(op.operands):
+                users.setdefault(id(v), []).append((op, i))
         self.region_of = {}
         self.regions = []
         for group in members.values():
-            region = _Region(group, fn, pm)
+            region = _Region(group, fn, pm, users)
             if region.split is not None:
                 self.region_of.update({id(op): len(self.regions) for op in group})
                 self.regions.append(region)
@@ -82,7 +86,7 @@ class Regions:
 
 
 class _Region:
-    def __init__(self, ops, fn, pm):
+    def __init__(self, ops, fn, pm, users):
         self.ops = ops
         inside = {id(r) for op in ops for r in op.results}
         self.values = set(inside)
@@ -100,9 +104,10 @@ class _Region:
         ret = fn.body.terminator
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         self.outputs = []
-        for op in fn.body.ops:
-            for i, v in enumerate(op.operands):
-                if id(v) not in inside or op in ops:
+        members = {id(op) for op in ops}
+        for v in (r for op in ops for r in op.results):
+            for op, i in users.get(id(v), []):
+                if id(op) in members:
                     continue
                 if op is ret:
                     s = declared[i]
