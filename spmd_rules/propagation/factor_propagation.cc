@@ -98,7 +98,8 @@ void truncate_in_tensor(const Projection& p, int t, int f, AxisList& axes, std::
 
 bool can_grow(const Projection& p, int t, int f) {
   const FactorSlot& s = p.at(t, f);
-  return s.present && !s.closed && (p.updatable[t] >> (p.pass_through[f] ? 0 : 1) & 1);
+  const bool pass_through = p.table->kinds[f] == Kind::kPassThrough;
+  return s.present && !s.closed && (p.updatable[t] >> (pass_through ? 0 : 1) & 1);
 }
 
 // What an operand may take of `cand` (sideways, from another operand): no more than some result

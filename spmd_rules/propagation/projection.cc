@@ -98,8 +98,7 @@ bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Proje
   p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
   p.must_divide.assign(p.num_factors, 0);
-  p.pass_through.resize(p.num_factors);
-  for (int f = 0; f < p.num_factors; ++f) p.pass_through[f] = table.kinds[f] == FactorTable::Kind::kPassThrough;
+  p.table = &table;
   for (int i = 0; i < p.num_tensors; ++i) {
     const int side = op.is_result(i) ? kForward : kBackward;
     p.updatable[i] = static_cast<uint8_t>(((dirs & side) != 0) | ((dirs >> 2 & side) != 0) << 1);

@@ -22,7 +22,7 @@ struct Projection {
   std::vector<FactorSlot> slots;     // [tensor * num_factors + factor]
   std::vector<AxisList> reserved;    // per tensor: axes no factor may take (replicated, overflow, hidden, manual)
   std::vector<uint8_t> updatable;    // per tensor: bit 0, pass-through factors may write it; bit 1, the other factors
-  std::vector<uint8_t> pass_through; // per factor: a pass-through factor (op priorities move these first)
+  const FactorTable* table = nullptr; // the op's table (its kinds: op priorities move pass-through factors first)
   std::vector<uint8_t> must_divide;  // per factor: it is not minor-most somewhere, so its axes must divide it
   FactorSlot& at(int t, int f) { return slots[t * num_factors + f]; }
   const FactorSlot& at(int t, int f) const { return slots[t * num_factors + f]; }

@@ -15,23 +15,24 @@ It runs the region whole only if that is strictly cheaper.
 """
 from __future__ import annotations
 
-from .layouts import layout_of_sharding, layout_of_value, replicated
-
-# pointwise primitives (docs/jax_stablehlo_rules.md): every non-scalar operand and result has one shape
-ELEMENTWISE = frozenset({
-    "jax.neg", "jax.exp", "jax.exp2", "jax.log", "jax.log1p", "jax.tanh", "jax.logistic", "jax.rsqrt", "jax.sqrt",
-    "jax.erf", "jax.expm1", "jax.square", "jax.abs", "jax.sign", "jax.sin", "jax.cos", "jax.integer_pow",
-    "jax.convert_element_type", "jax.add", "jax.add_any", "jax.sub", "jax.mul", "jax.div", "jax.max", "jax.min",
-    "jax.pow", "jax.select_n", "jax.clamp",
-})
+from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
+from .rules import factor_table
 
 
-def _is_elementwise(op) -> bool:
-    if op.name not in ELEMENTWISE or not op.results or op.regions:
+def _is_elementwise(op, pm) -> bool:
+    """Whether the op's rule maps every non-scalar tensor to the same pass-through factors (read
+    from the registry's factor table, so a new elementwise rule needs no entry here)."""
+    if not op.results or op.regions or not op.results[0].type.rank:
         return False
     shape = op.results[0].type.shape
-    return len(shape) > 0 and all(v.type.shape == shape for v in op.results) and \
-        all(v.type.rank == 0 or v.type.shape == shape for v in op.operands)
+    if any(v.type.shape != shape for v in op.results) or any(v.type.rank and v.type.shape != shape for v in op.operands):
+        return False
+    try:
+        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
+    except Exception:  # no rule, or one without a factor table: not a region op
+        return False
+    tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
+    return all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
 
 
 class Regions:
@@ -39,8 +40,7 @@ class Regions:
     region when the partitioner first reaches one of its ops."""
 
     def __init__(self, fn, pm):
-        self.pm = pm
-        ops = [op for op in fn.body.ops if _is_elementwise(op)]
+        ops = [op for op in fn.body.ops if _is_elementwise(op, pm)]
         producer = {id(r): op for op in ops for r in op.results}
         parent = {id(op): id(op) for op in ops}
 
@@ -70,7 +70,6 @@ class Regions:
                 self.region_of.update({id(op): len(self.regions) for op in group})
                 self.regions.append(region)
         self.decided: dict[int, bool] = {}
-        self.whole_values: set[int] = set()
 
     def whole(self, op, versions, price) -> bool:
         """Whether `op` runs whole: decided once per region, at its first op."""
@@ -80,23 +79,18 @@ class Regions:
         if k not in self.decided:
             region = self.regions[k]
             self.decided[k] = region.cheaper_whole(versions, price)
-            if self.decided[k]:
-                self.whole_values |= region.values
         return self.decided[k]
 
 
 class _Region:
     def __init__(self, ops, fn, pm, users):
-        self.ops = ops
         inside = {id(r) for op in ops for r in op.results}
-        self.values = set(inside)
         self.inputs = [v for v in dict.fromkeys(v for op in ops for v in op.operands)
                        if id(v) not in inside and v.type.rank > 0]
         layouts = {layout_of_value(r, pm) if r.sharding is not None else None for op in ops for r in op.results}
         split = next(iter(layouts)) if len(layouts) == 1 else None
         # a split region only: one layout over every value, not the replicated one
         self.split = split if split is not None and any(split.dims) and not split.partial else None
-        self.values |= {id(v) for v in self.inputs}
         rank = ops[0].results[0].type.rank
         self.whole_layout = replicated(rank)
         # what the region's outputs must become: a function result's declared layout, or the split

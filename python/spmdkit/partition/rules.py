@@ -52,6 +52,12 @@ def _bound(op):
     return name, call
 
 
+def factor_table(op, spec_of):
+    """The FactorTable of the op's rule (aliases included) for the operands' specs `spec_of(value)`."""
+    _, call = _bound(op)
+    return call.factors(spec_of)
+
+
 def _flatten(groups) -> list:
     return [a for item in groups if item is not None for a in (item if isinstance(item, list) else [item])]
 
