@@ -1,4 +1,4 @@
-"""Helpers of the spmdkit.dist tests: whether this build has the jax.* rules and the
+"""Helpers of the spmdkit.distributed tests: whether this build has the jax.* rules and the
 propagation engine, and how to run a worker in a fresh interpreter (test/child_process.py)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs spmdkit.dist on 8 virtual CPU devices and prints one JSON line per case; started by
+"""Runs spmdkit.distributed on 8 virtual CPU devices and prints one JSON line per case; started by
 test_dist_examples.py in a fresh process (XLA_FLAGS must be set before JAX starts, and other
 test modules of the pytest process import JAX first).
 
@@ -13,7 +13,7 @@ os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_p
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from spmdkit.dist import (Partial, ProcessMesh, Replicate, Shard, parallelize, placements_of, reshard,  # noqa: E402
+from spmdkit.distributed import (Partial, ProcessMesh, Replicate, Shard, parallelize, placements_of, reshard,  # noqa: E402
                           reshard_plan, shard_map, shard_tensor, visualize)
 
 

@@ -1,4 +1,4 @@
-"""spmdkit.dist without devices: ProcessMesh, placements checked against mesh and shape, the
+"""spmdkit.distributed without devices: ProcessMesh, placements checked against mesh and shape, the
 sharding picture, and parallelize's typed errors (bad placements, shapes that do not divide, an
 op with no rule), all raised before anything runs."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from spmdkit.dist import DistError, Partial, ProcessMesh, Replicate, Shard, parallelize, visualize
-from spmdkit.dist.placements import dim_axes, placements_of_spec, to_spec
+from spmdkit.distributed import DistError, Partial, ProcessMesh, Replicate, Shard, parallelize, visualize
+from spmdkit.distributed.placements import dim_axes, placements_of_spec, to_spec
 from spmdkit.partition import PartitionError
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -110,7 +110,7 @@ def test_put_keeps_arrays_already_laid_out_and_moves_the_rest_together():
     # A program's outputs carry specs written another way (P("dp") on a size-1 dim, or a
     # single-device sharding): equivalent layouts are not copied again on the next step.
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-    from spmdkit.dist.tensor import is_placed, put, put_all
+    from spmdkit.distributed.tensor import is_placed, put, put_all
     mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("dp", "mp"))
     whole = NamedSharding(mesh, P())
     on_device = jnp.ones((4, 6))

@@ -1,5 +1,5 @@
 """Issue 10's checks on the examples: the MLP and the GPT block trained 5 steps with
-spmdkit.dist.parallelize on dp x mp (2x2) and dp x mp x fsdp (2x2x2) meshes of virtual CPU devices,
+spmdkit.distributed.parallelize on dp x mp (2x2) and dp x mp x fsdp (2x2x2) meshes of virtual CPU devices,
 with SGD and AdamW: loss and every gradient within 1e-5 of one device, the compiled program's
 collectives equal to our plan, and our bytes beside XLA's own partitioning of the same step. Plus
 the user API on 4 devices (shard_tensor, reshard, shard_map, visualize) and the `spmdkit train`

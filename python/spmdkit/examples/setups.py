@@ -8,7 +8,7 @@ from typing import Callable
 
 import jax
 
-from ..dist import ProcessMesh, Replicate, Shard
+from ..distributed import ProcessMesh, Replicate, Shard
 from ..models import gpt, mlp
 
 MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp"))}

@@ -1,4 +1,4 @@
-"""Train an example on a mesh of virtual CPU devices with spmdkit.dist and check every step
+"""Train an example on a mesh of virtual CPU devices with spmdkit.distributed and check every step
 against one device: the loss, every gradient (max abs diff), the collectives our plan chose, the
 ones the compiled program runs, and what XLA's own partitioning (jax.jit with NamedSharding
 inputs) runs for the same step. `run(...)` returns the numbers; `report(...)` prints them.
@@ -14,10 +14,10 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..dist import parallelize, visualize
-from ..dist.compare import compiled_report, counts_text, xla_auto_report
-from ..dist.parallelize import flat_placements
-from ..dist.placements import to_spec
+from ..distributed import parallelize, visualize
+from ..distributed.compare import compiled_report, counts_text, xla_auto_report
+from ..distributed.parallelize import flat_placements
+from ..distributed.placements import to_spec
 from .optim import OPTIMIZERS, state_placements
 from .setups import SETUPS, mesh_of
 

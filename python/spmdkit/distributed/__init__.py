@@ -1,4 +1,4 @@
-"""spmdkit.dist: Paddle-style semi-automatic parallelism on JAX (see docs/training.md).
+"""spmdkit.distributed: Paddle-style semi-automatic parallelism on JAX (see docs/training.md).
 
     mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
     w = shard_tensor(w, mesh, [Replicate(), Shard(1)])

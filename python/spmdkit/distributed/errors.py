@@ -1,4 +1,4 @@
-"""Typed errors of `spmdkit.dist`: ValueErrors that name the value (and the op, when one is to blame)."""
+"""Typed errors of `spmdkit.distributed`: ValueErrors that name the value (and the op, when one is to blame)."""
 from __future__ import annotations
 
 
