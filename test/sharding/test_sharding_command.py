@@ -28,9 +28,16 @@ def test_forms_that_cannot_say_it_say_why(capsys):
     ([MESHES, '<@m, [{"x"}]>', "--shape", "8x8"], "rank 2"),
     (['sdy.mesh @m = <["x"=0]>', '<@m, []>'], "column 21"),
 ])
-def test_bad_input_exits_1_with_the_error(args, words, capsys):
-    assert main(args) == 1
+def test_bad_input_exits_2_with_the_error(args, words, capsys):
+    assert main(args) == 2
     assert words in capsys.readouterr().err
+
+
+def test_an_uneven_dim_shows_its_padding_and_that_reshard_refuses_it(capsys):
+    assert main([MESHES, '<@n, [{"a"}]>', "--shape", "7"]) == 0
+    local = capsys.readouterr().out.splitlines()[1]
+    assert local.startswith("local shape:  1  (uneven: dim 0 of 7 over 8 devices is padded to 8; "
+                            "real elements per device 1,1,1,1,1,1,1,0; spmdkit reshard refuses")
 
 
 def test_runs_as_a_module():

@@ -82,14 +82,17 @@ class ProcessMesh:
 
 
 def as_process_mesh(mesh) -> ProcessMesh:
-    """A ProcessMesh from a ProcessMesh or a text like '2x2' (dims named dp, mp, then d2, d3...)."""
+    """A ProcessMesh from a ProcessMesh or a text like '2x2' (dims named dp, mp, sp, then d3, d4...)
+    or 'dp=2,mp=2' (spmdkit.sharding.mesh_text: the syntax of every command)."""
     if isinstance(mesh, ProcessMesh):
         return mesh
     if isinstance(mesh, str):
+        from ..sharding.mesh_text import MeshTextError, parse_mesh_text
         try:
-            shape = [int(s) for s in mesh.lower().split("x")]
-        except ValueError:
-            raise DistError(f"mesh {mesh!r} is not like '2x2'") from None
-        names = ["dp", "mp", "sp"][:len(shape)] + [f"d{i}" for i in range(3, len(shape))]
-        return ProcessMesh(shape=shape, dim_names=names)
+            parsed = parse_mesh_text(mesh)
+        except MeshTextError as e:
+            raise DistError(str(e)) from None
+        shape = list(parsed.sizes)
+        names = parsed.names or ["dp", "mp", "sp"][:len(shape)] + [f"d{i}" for i in range(3, len(shape))]
+        return ProcessMesh(shape=shape, dim_names=list(names))
     raise DistError(f"expected a ProcessMesh, got {type(mesh).__name__}")

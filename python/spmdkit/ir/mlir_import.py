@@ -31,6 +31,7 @@ from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
 from .core import Block, Function, Op, Program, Region
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
+from .ssa_names import SsaNamer
 
 PADDLE_PREFIX = "paddle."
 JAX_PREFIX = "jax."
@@ -50,38 +51,42 @@ def registry_name(mlir_name: str) -> str:
     return mlir_name[len(PADDLE_PREFIX):] if mlir_name.startswith(PADDLE_PREFIX) else mlir_name
 
 
-def parse(text: str, strict_ops: bool = True) -> Program:
+def parse(text: str, strict_ops: bool = True, ssa_names: bool = False) -> Program:
     """Parse MLIR text (ours or Shardy's/StableHLO's) into a Program; typed IRError on bad input.
 
     strict_ops: reject ops that are in no registered dialect and have no rule in the registry.
+    ssa_names: set each value's `name` to the file's own SSA name (`arg0`, `6`, `cst`), for tools
+    that address values as the file does; off by default (it costs a pass over the text).
     """
     module = parse_module(text)
     try:
-        return import_module(module, source=text, strict_ops=strict_ops)
+        return import_module(module, source=text, strict_ops=strict_ops, ssa_names=ssa_names)
     except RecursionError:  # regions nested thousands deep: refuse rather than crash
         raise IRError("regions are nested too deeply to import") from None
 
 
-def load(path: str | os.PathLike, strict_ops: bool = True) -> Program:
+def load(path: str | os.PathLike, strict_ops: bool = True, ssa_names: bool = False) -> Program:
     """Parse an MLIR file."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     try:
-        return parse(text, strict_ops=strict_ops)
+        return parse(text, strict_ops=strict_ops, ssa_names=ssa_names)
     except IRError as e:
         e.args = (f"{os.fspath(path)}: {e.args[0]}",) + e.args[1:]
         raise
 
 
-def import_module(module, source: Optional[str] = None, strict_ops: bool = True) -> Program:
+def import_module(module, source: Optional[str] = None, strict_ops: bool = True, ssa_names: bool = False) -> Program:
     """Walk a parsed (and verified) jaxlib MLIR module into a Program."""
-    return _Importer(source, strict_ops).module(module)
+    namer = SsaNamer(module.operation, source) if ssa_names else None
+    return _Importer(source, strict_ops, namer).module(module)
 
 
 class _Importer:
-    def __init__(self, source: Optional[str], strict_ops: bool):
+    def __init__(self, source: Optional[str], strict_ops: bool, namer: Optional[SsaNamer] = None):
         self.source = source
         self.strict_ops = strict_ops
+        self.namer = namer  # SSA names of the file, when asked for
         self.values: dict = {}  # ir.Value -> Value
         self.ctx = shared_context()
 
@@ -183,6 +188,8 @@ class _Importer:
             d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else {}
             v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"),
                               sharding=self.sharding_of(d, owner, f"argument {i}"))
+            if self.namer is not None:
+                v.name = self.namer.argument(a)[1:]
             self.values[a] = v
         for op in mblock.operations:
             block.append(self.op(op.operation))
@@ -223,6 +230,9 @@ class _Importer:
                 op.attr_types[key] = pin
         for r, res in zip(op.results, operation.results):
             self.values[res] = r
+        if self.namer is not None:
+            for r, name in zip(op.results, self.namer.results(operation)):
+                r.name = name[1:]
         for region in operation.regions:
             op.regions.append(Region([self.block(b, operation) for b in region.blocks]))
         return op

@@ -300,6 +300,10 @@ class Graph:
     def value_name(self, v: int) -> str:
         return self._value_names[v]
 
+    def rename_value(self, v: int, name: str) -> None:
+        """Call value `v` `name` in explanations (a tool's labels, e.g. the file's SSA names)."""
+        self._value_names[v] = name
+
     @property
     def num_values(self) -> int:
         return len(self._shapes)

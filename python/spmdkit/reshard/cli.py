@@ -14,6 +14,8 @@ import math
 import re
 import sys
 
+from ..cli_support import ArgumentParser, positive_int, guarded
+
 from .adapt import as_layout
 from .cost import AxisLink, CostModel
 from .layout import MeshSpec, ReshardError
@@ -22,16 +24,9 @@ from .simulate import prove_plan
 
 PROVE_MAX_ELEMENTS = 1 << 20   # larger tensors are not simulated unless --prove is given
 
-_DEFAULT_NAMES = "xyzw"
-
 
 def parse_mesh_arg(text: str) -> MeshSpec:
-    """'x=2,y=4', or '2x4' (axes named x, y, z, w in order)."""
-    if re.fullmatch(r"\d+(x\d+)*", text.strip()):
-        sizes = [int(s) for s in text.strip().split("x")]
-        if len(sizes) > len(_DEFAULT_NAMES):
-            raise ReshardError(f"mesh '{text}': name the axes (x=2,y=2,...) beyond {len(_DEFAULT_NAMES)} axes")
-        return MeshSpec.make(list(zip(_DEFAULT_NAMES, sizes)))
+    """'x=2,y=4', or '2x4' (axes named x, y, z, w in order): spmdkit.sharding.mesh_text's syntax."""
     return MeshSpec.make(text)
 
 
@@ -57,8 +52,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("target", help='e.g. \'[{}, {"x", "y"}]\'')
     p.add_argument("--mesh", required=True, help="x=2,y=4 (or 2x4: axes x, y, ...)")
     p.add_argument("--shape", required=True, help="global shape, e.g. 8,16")
-    p.add_argument("--itemsize", type=int, default=4, help="bytes per element (default 4)")
-    p.add_argument("--devices-per-node", type=int, default=8,
+    p.add_argument("--itemsize", type=positive_int, default=4, help="bytes per element (default 4)")
+    p.add_argument("--devices-per-node", type=positive_int, default=8,
                    help="axes spanning more devices than this are inter-node (default 8)")
     p.add_argument("--link", action="append", default=[], metavar="AXIS=US:GBPS",
                    help="latency (us) and bandwidth (GB/s) of one axis; repeatable")
@@ -88,11 +83,7 @@ def cmd_reshard(args) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="spmdkit")
+    ap = ArgumentParser(prog="spmdkit")
     register(ap.add_subparsers(dest="cmd", required=True))
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        return args.fn(args)
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return guarded(args.fn, args, prog="spmdkit reshard")

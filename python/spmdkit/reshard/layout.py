@@ -33,14 +33,12 @@ class MeshSpec:
         """From a dict, a sequence of (name, size) pairs, or text like 'x=2,y=4'."""
         if isinstance(axes, MeshSpec):
             return axes
-        if isinstance(axes, str):
-            pairs = []
-            for part in filter(None, (p.strip() for p in axes.split(","))):
-                name, eq, size = part.partition("=")
-                if not eq or not size.strip().lstrip("-").isdigit():
-                    raise ReshardError(f"mesh axis '{part}': write NAME=SIZE, e.g. x=2,y=4")
-                pairs.append((name.strip(), int(size)))
-            axes = pairs
+        if isinstance(axes, str):  # the syntax of every command: 'x=2,y=4' or '2x4' (axes x, y, z, w)
+            from ..sharding.mesh_text import MeshTextError, parse_mesh_text
+            try:
+                axes = parse_mesh_text(axes).axes()
+            except MeshTextError as e:
+                raise ReshardError(str(e)) from None
         elif isinstance(axes, dict):
             axes = list(axes.items())
         pairs = tuple((str(n), s) for n, s in axes)
