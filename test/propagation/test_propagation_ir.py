@@ -87,7 +87,7 @@ def test_cli_propagate_and_explain(tmp_path, capsys, monkeypatch):
     assert 'stablehlo.add %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a", ?}, {"b", ?}]>]>}' in printed
     assert cli_main(["explain", str(path), "@main.%0"]) == 0
     why = capsys.readouterr().out
-    assert "@main.%0" in why and "stablehlo.add" in why and "main.arg0" in why
+    assert "@main.%0" in why and "stablehlo.add" in why and "@main.%arg0" in why
     assert cli_main(["propagate", str(tmp_path / "missing.mlir")]) == 2
 
 

@@ -189,7 +189,7 @@ class _Importer:
             v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"),
                               sharding=self.sharding_of(d, owner, f"argument {i}"))
             if self.namer is not None:
-                v.name = self.namer.argument(a)[1:]
+                v.name = (self.namer.argument(a) or "%")[1:] or None
             self.values[a] = v
         for op in mblock.operations:
             block.append(self.op(op.operation))
@@ -232,7 +232,7 @@ class _Importer:
             self.values[res] = r
         if self.namer is not None:
             for r, name in zip(op.results, self.namer.results(operation)):
-                r.name = name[1:]
+                r.name = name[1:] if name else None
         for region in operation.regions:
             op.regions.append(Region([self.block(b, operation) for b in region.blocks]))
         return op

@@ -1,55 +1,115 @@
 """`spmdkit propagate FILE` and `spmdkit explain FILE [VALUE ...]`: whole-program propagation of
-a StableHLO+sdy MLIR program (or spmdkit's own printed text, which is the same MLIR)."""
+a StableHLO+sdy MLIR program (or spmdkit's own printed text, which is the same MLIR).
+
+`explain` addresses values by the file's own SSA names: `@main.%6`, `@main.%arg0`, `@main.%cst`
+(or `%6` for a value of @main, or of the only function that has that name), and its reasons name
+other values the same way. A label the file does not have is an error naming the nearest ones.
+"""
 from __future__ import annotations
 
-import argparse
+import difflib
+import re
 import sys
+
+from ..cli_support import ArgumentParser
 
 
 def _load(path):
     from .. import ir
-    return ir.load(path)
+    return ir.load(path, ssa_names=True)
 
 
-def _labels(program):
-    """Printed-style labels per IR value: fn.argI for arguments, fn.%N for op results in order."""
-    out = []
+def _block_values(block):
+    yield from block.args
+    for op in block.ops:
+        yield from op.results
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _block_values(inner)
+
+
+def _labels(program) -> dict[str, object]:
+    """label -> IR value, for every argument and result of every function (nested blocks too)
+    that the file names: `@fn.%name` (values the text does not show have no label)."""
+    out = {}
     for fn in program.functions.values():
-        for i, a in enumerate(fn.args):
-            out.append((f"@{fn.name}.%arg{i}", a))
-        n = 0
-        for op in fn.walk():
-            for r in op.results:
-                out.append((f"@{fn.name}.%{n}", r))
-                n += 1
+        for value in _block_values(fn.body):
+            if value.name:
+                out.setdefault(f"@{fn.name}.%{value.name}", value)
     return out
 
 
+def _resolve(wanted: str, labels: dict, program) -> str:
+    """The label a user wrote, completed: `%6` -> `@main.%6` (or the one function with a %6)."""
+    text = wanted.strip()
+    if text in labels:
+        return text
+    if "." in text and not text.startswith("%"):
+        fn, _, name = text.partition(".")
+        fn = "@" + fn.lstrip("@")
+        candidates = [f"{fn}.%{name.lstrip('%')}"]
+    else:
+        name = "%" + text.lstrip("%")
+        candidates = [f"@{program.main.name}.{name}"] + [f"@{f}.{name}" for f in program.functions]
+    for c in candidates:
+        if c in labels:
+            return c
+    near = difflib.get_close_matches(candidates[0], list(labels), n=4, cutoff=0.5)
+    raise KeyError(f"no value {wanted!r} in the file" +
+                   (f"; nearest: {', '.join(near)}" if near else f"; values look like {next(iter(labels), '@main.%arg0')}"))
+
+
+def _name_graph_values(result, labels: dict) -> None:
+    """Give the graph's values the file's labels, so explanations name values as the file does."""
+    label_of = {id(v): label for label, v in labels.items()}
+    graph = result.graph
+    for vid, v in enumerate(result.values):
+        if v is not None and id(v) in label_of:
+            graph.rename_value(vid, label_of[id(v)])
+    for key, vid in result.value_ids.items():
+        if isinstance(key, tuple) and key[0] == "result":
+            graph.rename_value(vid, f"result {key[2]} of @{key[1]}")
+
+
+_OP_NUMBER = re.compile(r"op #(\d+) '([^']*)'")
+
+
+def _op_by_result(graph, text: str) -> str:
+    """`op #6 'stablehlo.reduce'` (the graph's op number) -> `op 'stablehlo.reduce' of @main.%4`."""
+    def named(m):
+        results = graph.ops[int(m.group(1))]["results"]
+        return f"op '{m.group(2)}'" + (f" of {graph.value_name(results[0])}" if results else "")
+    return _OP_NUMBER.sub(named, text)
+
+
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog=f"spmdkit {argv[0]}", description=__doc__)
+    ap = ArgumentParser(prog=f"spmdkit {argv[0]}", description=__doc__)
     ap.add_argument("file")
     if argv[0] == "explain":
-        ap.add_argument("values", nargs="*", help="labels like @main.%%3 or @main.%%arg0 (default: all)")
+        ap.add_argument("values", nargs="*", help="labels like @main.%%3, @main.%%arg0 or %%cst (default: all)")
     ap.add_argument("--basic", action="store_true", help="basic propagation only (no conflict resolution)")
     ap.add_argument("--no-op-priority", action="store_true")
     ap.add_argument("--no-user-priority", action="store_true")
     args = ap.parse_args(argv[1:])
     from .from_ir import propagate_program
-    try:
-        program = _load(args.file)
-        result = propagate_program(program, aggressive=not args.basic, op_priority=not args.no_op_priority,
-                                   user_priority=not args.no_user_priority)
-    except (ValueError, TypeError, KeyError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    program = _load(args.file)
+    labels = _labels(program) if argv[0] == "explain" else {}
+    chosen = [_resolve(w, labels, program) for w in args.values] if argv[0] == "explain" else []
+    result = propagate_program(program, aggressive=not args.basic, op_priority=not args.no_op_priority,
+                               user_priority=not args.no_user_priority)
     if argv[0] == "propagate":
         from ..ir import print_program
         print(print_program(program))
         for name, why in result.opaque:
             print(f"// note: {name} has no factor table here, nothing propagated through it ({why})", file=sys.stderr)
         return 0
-    wanted = set(args.values)
-    for label, value in _labels(program):
-        if (not wanted or label in wanted) and id(value) in result.value_ids:
-            print(label + " " + result.explain(value))
+    _name_graph_values(result, labels)
+    for label in chosen or labels:
+        value = labels[label]
+        if id(value) in result.value_ids:
+            print(_op_by_result(result.graph, result.explain(value)))
+        elif chosen:  # asked for by name: say why there is nothing to explain
+            owner = getattr(value.owner, "name", "a block")
+            print(f"{label}: {value.sharding if value.sharding is not None else 'no sharding'}\n"
+                  f"  not propagated: its op '{owner}' has no factor table here")
     return 0
