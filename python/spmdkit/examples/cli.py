@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+from ..cli_support import mesh_sizes_argument
+
 FLAG = "--xla_force_host_platform_device_count"
 MESH_SIZES = {"2x2": 4, "2x2x2": 8}
 
@@ -20,7 +22,7 @@ MESH_SIZES = {"2x2": 4, "2x2x2": 8}
 def add_arguments(p: argparse.ArgumentParser, example: str | None = None) -> None:
     if example is None:
         p.add_argument("--example", choices=["gpt", "mlp"], default="gpt", help="the model to train")
-    p.add_argument("--mesh", choices=sorted(MESH_SIZES), default="2x2",
+    p.add_argument("--mesh", type=mesh_sizes_argument, choices=sorted(MESH_SIZES), default="2x2",
                    help="2x2: dp x mp; 2x2x2: dp x mp x fsdp")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw")
