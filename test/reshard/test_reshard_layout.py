@@ -14,8 +14,8 @@ def test_mesh_forms_agree():
     assert MESH.coords(5) == {"x": 1, "y": 1, "z": 0} and MESH.num_devices == 8
 
 
-@pytest.mark.parametrize("text, word", [("x=2,x=2", "repeated"), ("x=0", "size 0"), ("x2", "NAME=SIZE"),
-                                        ("", "at least one")])
+@pytest.mark.parametrize("text, word", [("x=2,x=2", "named twice"), ("x=0", "size 0"), ("x2", "size is missing"),
+                                        ("x=2,y", "NAME=SIZE"), ("", "empty")])
 def test_bad_mesh(text, word):
     with pytest.raises(ReshardError, match=word):
         MeshSpec.make(text)
