@@ -123,7 +123,7 @@ def checks(row: dict) -> dict[str, bool]:
     }
     if row["case"].endswith("-sgd"):  # AdamW divides by sqrt(v) + eps: rounding in near-zero grads is amplified
         out["params within 1e-5"] = all(s["param_diff"] <= TOL for s in row["steps"])
-    if "xla" in row:
+    if "xla" in row and row["strategy"] == "propagate":  # the claim propagation makes; completion: reported only
         out["bytes <= XLA's"] = row["plan"]["bytes"] <= row["xla"]["bytes"] + 1e-9
     return out
 
@@ -142,7 +142,8 @@ def report(row: dict) -> str:
 
     def med(key):
         return float(np.median([s[key] for s in later])) if key in later[0] else float("nan")
-    lines.append(f"per-step time (median after the first): ours {med('ms'):.1f} ms, XLA auto {med('xla_ms'):.1f} ms, "
+    xla_time = f"XLA auto {med('xla_ms'):.1f} ms, " if "xla_ms" in later[0] else ""   # none with xla=False
+    lines.append(f"per-step time (median after the first): ours {med('ms'):.1f} ms, {xla_time}"
                  f"one device {med('ref_ms'):.1f} ms")
     p, h = row["plan"], row["hlo"]
     lines.append(f"collectives per step, our plan:     {counts_text(p['counts'])}; {p['bytes']:.0f} B/device; "
@@ -156,4 +157,9 @@ def report(row: dict) -> str:
     lines.extend(row["pictures"])
     for name, ok in row["checks"].items():
         lines.append(f"[{'ok' if ok else 'FAIL'}] {name}")
+    if "xla" in row and "bytes <= XLA's" not in row["checks"]:
+        more = row["plan"]["bytes"] > row["xla"]["bytes"] + 1e-9
+        lines.append(f"[{'known limitation' if more else 'info'}] bytes vs XLA's: {row['plan']['bytes']:.0f} vs "
+                     f"{row['xla']['bytes']:.0f} B, not checked with --strategy {row['strategy']} (Paddle-style "
+                     "completion decides each op from its operands only; docs/training.md)")
     return "\n".join(lines)
