@@ -43,3 +43,16 @@ def test_an_uneven_dim_shows_its_padding_and_that_reshard_refuses_it(capsys):
 def test_runs_as_a_module():
     done = run_child(["-m", "spmdkit.sharding", MESHES, '<@m, [{"y", "x"}]>', "--shape", "16"], timeout=120)
     assert "local shape:  2" in done.stdout and "Shard(0, shard_order=1), Shard(0, shard_order=0)" in done.stdout
+
+
+@pytest.mark.parametrize("mesh", ["x=2,y=4", "2x4"])
+def test_a_mesh_in_the_commands_syntax_is_the_declared_mesh(mesh, capsys):
+    assert main(['sdy.mesh @mesh = <["x"=2, "y"=4]>', '<@mesh, [{"y"}, {"x"}]>', "--shape", "8x8"]) == 0
+    declared = capsys.readouterr().out
+    assert main([mesh, '[{"y"}, {"x"}]', "--shape", "8x8"]) == 0
+    assert capsys.readouterr().out == declared
+
+
+def test_a_bad_mesh_in_the_commands_syntax_is_refused(capsys):
+    assert main(["2xx4", "[{}]"]) == 2
+    assert "has 'xx'" in capsys.readouterr().err

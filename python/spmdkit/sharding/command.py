@@ -1,6 +1,7 @@
 """`python -m spmdkit.sharding`: check a sharding against its meshes and show its other forms.
 
     python -m spmdkit.sharding 'sdy.mesh @m = <["x"=2, "y"=4]>' '#sdy.sharding<@m, [{"x"}, {"y"}]>' --shape 8x8
+    python -m spmdkit.sharding x=2,y=4 '[{"x"}, {"y"}]' --shape 8x8    (the mesh as every command writes it)
 
 Prints the canonical text, the local shape, the dims_mapping and the placements (or why a form
 cannot say it); exits 2 with the error (line, column, caret) when the input is bad. A dim that
@@ -18,6 +19,8 @@ from ..cli_support import ArgumentParser
 from .canonical import canonicalize
 from .dist_attr import to_dist_attr
 from .errors import ShardingError
+from .mesh import Mesh
+from .mesh_text import MeshTextError, parse_mesh_text
 from .placements import to_placements
 from .text_parse import parse_mesh_table, parse_sharding
 
@@ -31,14 +34,18 @@ def _shape(text: str) -> tuple[int, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="spmdkit sharding", description=__doc__.splitlines()[0])
-    parser.add_argument("meshes", help="sdy.mesh declarations, one or several (newline or ';' separated)")
-    parser.add_argument("sharding", help="#sdy.sharding<...> or <@mesh, [...]>")
+    parser.add_argument("meshes", help="sdy.mesh declarations, one or several (newline or ';' separated), "
+                                       "or one mesh as x=2,y=4 or 2x4 (named @mesh)")
+    parser.add_argument("sharding", help="#sdy.sharding<...> or <@mesh, [...]>, or [...] on the one mesh")
     parser.add_argument("--shape", type=_shape, default=None, help="the tensor's shape, e.g. 4x8")
     parser.add_argument("--name", default="tensor", help="the tensor's name in error messages")
     args = parser.parse_args(argv)
     try:
-        meshes = parse_mesh_table(args.meshes.replace(";", "\n"))
-        sharding = parse_sharding(args.sharding, meshes, args.shape, args.name)
+        meshes = _meshes(args.meshes)
+        text = args.sharding.strip()
+        if text.startswith("[") and len(meshes) == 1:  # dims only: on the one mesh
+            text = f"<@{next(iter(meshes))}, {text}>"
+        sharding = parse_sharding(text, meshes, args.shape, args.name)
         mesh = sharding.resolve_mesh(meshes)
         local = sharding.local_shape(args.shape, mesh) if args.shape is not None else None
     except ShardingError as e:
@@ -54,6 +61,16 @@ def main(argv: list[str] | None = None) -> int:
         except ShardingError as e:
             print(f"{label + ':':<13} none ({e})")
     return 0
+
+
+def _meshes(text: str) -> dict:
+    """sdy.mesh declarations, or one mesh in the commands' syntax (x=2,y=4 or 2x4) named @mesh."""
+    if "sdy.mesh" in text or "<" in text:
+        return parse_mesh_table(text.replace(";", "\n"))
+    try:
+        return {"mesh": Mesh(dict(parse_mesh_text(text).axes()))}
+    except MeshTextError as e:
+        raise ShardingError(f"{e}; or declare meshes as sdy.mesh @m = <[\"x\"=2]>") from None
 
 
 def _mapping(sharding, mesh, name: str) -> str:
