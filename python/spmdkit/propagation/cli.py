@@ -14,9 +14,9 @@ import sys
 from ..cli_support import ArgumentParser
 
 
-def _load(path):
+def _load(path, ssa_names: bool):
     from .. import ir
-    return ir.load(path, ssa_names=True)
+    return ir.load(path, ssa_names=ssa_names)
 
 
 def _block_values(block):
@@ -92,7 +92,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-user-priority", action="store_true")
     args = ap.parse_args(argv[1:])
     from .from_ir import propagate_program
-    program = _load(args.file)
+    program = _load(args.file, ssa_names=argv[0] == "explain")
     labels = _labels(program) if argv[0] == "explain" else {}
     chosen = [_resolve(w, labels, program) for w in args.values] if argv[0] == "explain" else []
     result = propagate_program(program, aggressive=not args.basic, op_priority=not args.no_op_priority,
