@@ -8,8 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from child_process import child_env
+from spmdkit import core
 from spmdkit.cli import main
 
 MESHES = 'sdy.mesh @m = <["x"=2]>'
@@ -103,3 +106,33 @@ def test_the_command_line_prints_no_traceback():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == "spmdkit verify: error: no op or alias named 'nosuchop' (spmdkit list shows them all)"
+
+
+# ---- random calls: any rule, any mix of well- and ill-formed tensors and attributes
+_INT = st.integers(-3, 9) | st.sampled_from([2**31, -2**40, 10**20])
+_TENSOR = st.tuples(st.lists(_INT, max_size=4), st.lists(_INT | st.lists(st.integers(-2, 3), max_size=3), max_size=4),
+                    st.booleans(), st.sampled_from(["", "p{0:sum}", "p{1:max}", "p{5:sum}", "p{0:foo}", "p{x}"])).map(
+    lambda t: "[" + ",".join(map(str, t[0])) + "]" + ("{" + ",".join(str(m).replace(" ", "") for m in t[1]) + "}"
+                                                       if t[2] else "") + t[3])
+_ATTR = st.sampled_from(["True", "0", "1", "-1", "[0]", "[0,1]", "1e-5", "'tanh'", "axis=1", "axis=-5", "[]", "None",
+                         "10**20", "100000000000000000000", "[9,9,9]", "x=1", "{", "(;)"])
+_ARG = _TENSOR | _ATTR | st.lists(_TENSOR, min_size=1, max_size=3).map(lambda ts: "(" + ";".join(ts) + ")")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["infer", "factors"]), st.sampled_from(sorted(core.list_spmd_rules())),
+       st.sampled_from(["2x2", "4", "2x2x2", "1", "dp=2,mp=2"]), st.lists(_ARG, max_size=6), st.booleans())
+def test_random_rule_calls_answer_or_give_one_error_line(command, op, mesh, args, backward):
+    import contextlib
+    import io
+    argv = [command, op, "--mesh", mesh, *args] + (["--backward"] if backward and command == "infer" else [])
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code in (0, 2), (argv, code, err.getvalue())
+    if code == 2:
+        lines = [line for line in err.getvalue().splitlines() if line and not line[0].isspace()]
+        assert len(lines) == 1 and out.getvalue() == "", (argv, err.getvalue())

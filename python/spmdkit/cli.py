@@ -53,9 +53,16 @@ def parse_mesh(text) -> ProcessMesh:
 
 def _int(text: str, what: str, tensor: str) -> int:
     try:
-        return int(text)
+        n = int(text)
     except ValueError:
         raise ValueError(f"tensor '{tensor}': {what} {text!r} is not an integer") from None
+    if not -2**63 <= n < 2**63:
+        raise ValueError(f"tensor '{tensor}': {what} {n} does not fit in 64 bits")
+    return n
+
+
+def _mesh_dim(d) -> bool:
+    return isinstance(d, int) and not isinstance(d, bool) and -2**31 <= d < 2**31
 
 
 def parse_tensor(text: str, mesh: ProcessMesh) -> DistTensorSpec:
@@ -75,9 +82,9 @@ def parse_tensor(text: str, mesh: ProcessMesh) -> DistTensorSpec:
                              f"(write e.g. {{1,-1}} or {{[0,1],-1}})") from None
         entries = []
         for d in mapping:
-            if isinstance(d, int) and not isinstance(d, bool):
+            if _mesh_dim(d):
                 entries.append([] if d == -1 else [d])
-            elif isinstance(d, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in d):
+            elif isinstance(d, list) and all(_mesh_dim(x) for x in d):
                 entries.append(d)
             else:
                 raise ValueError(f"tensor '{text}': mapping entry {d!r} is not a mesh dim or a list of them")
