@@ -3,6 +3,7 @@ the same way in its reasons, and refuses a label the file does not have (exit 2,
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +11,7 @@ import pytest
 
 from spmdkit import ir
 from spmdkit.cli import main as cli_main
+from spmdkit.propagation.cli import _labels
 
 _DEFINED = re.compile(r"^\s*%([\w.$-]+) = (\"?)([\w.]+)", re.M)
 
@@ -107,3 +109,37 @@ def test_a_file_with_locations_keeps_the_names_mlir_printed(tmp_path):
     names = {r.name: op.name for op in program.main.walk() for r in op.results if r.name}
     defined = {name: op for name, _, op in _DEFINED.findall(text)}
     assert defined and names == defined
+
+
+_DATA = sorted((Path(__file__).resolve().parent.parent / "ir" / "data").glob("*.mlir"))
+_FUNC = re.compile(r"func\.func (?:public |private )?@([\w.$-]+)\(")
+
+
+@pytest.mark.parametrize("path", _DATA, ids=lambda p: p.name)
+def test_every_defined_name_of_the_stored_files_labels_its_op(path):
+    """Shardy's and JAX's files, hand-written names and MLIR's alike: each `%name = op` line is a
+    label for a result of that op (a name reused in sibling regions carries its line)."""
+    labels = _labels(ir.load(path, ssa_names=True))
+    fn, checked = None, 0
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if (m := _FUNC.search(line)) is not None:
+            fn = m.group(1)
+        m = re.match(r"^\s*%([\w.$-]+)(?::(\d+))? = \"?([\w.]+)", line)
+        if m is None:
+            continue
+        name, count, op_name = m.groups()
+        for key in [f"{name}#{i}" for i in range(int(count))] if count else [name]:
+            label = f"@{fn}.%{key}"
+            value = labels.get(label) or labels[f"{label}@L{number}"]
+            assert value.owner.name.removeprefix("paddle.") == {"call": "func.call"}.get(op_name, op_name).removeprefix(
+                "paddle."), (label, number)
+            checked += 1
+    assert checked > 0
+
+
+def test_a_name_reused_in_sibling_regions_asks_for_its_line(capsys):
+    path = next(p for p in _DATA if p.name == "jax_control_flow.mlir")
+    code, out, err = _explain(capsys, path, "%21")
+    assert code == 2 and out == "" and "names 4 values" in err and "@main.%21@L28" in err
+    code, out, _ = _explain(capsys, path, "%21@L28", "@main.%21@L33")
+    assert code == 0 and re.findall(r"^(@\S+):", out, re.M) == ["@main.%21@L28", "@main.%21@L33"]

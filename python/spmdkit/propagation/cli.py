@@ -3,7 +3,8 @@ a StableHLO+sdy MLIR program (or spmdkit's own printed text, which is the same M
 
 `explain` addresses values by the file's own SSA names: `@main.%6`, `@main.%arg0`, `@main.%cst`
 (or `%6` for a value of @main, or of the only function that has that name), and its reasons name
-other values the same way. A label the file does not have is an error naming the nearest ones.
+other values the same way. A name MLIR reuses in sibling regions (a case's branches) takes the
+line of its op: `@main.%21@L28`. A label the file does not have is an error naming the nearest.
 """
 from __future__ import annotations
 
@@ -19,23 +20,45 @@ def _load(path, ssa_names: bool):
     return ir.load(path, ssa_names=ssa_names)
 
 
-def _block_values(block):
-    yield from block.args
+_LINE = re.compile(r"^line (\d+)")
+
+
+def _line_of(op):
+    m = _LINE.match(op.location or "") if op is not None else None
+    return int(m.group(1)) if m else None
+
+
+def _block_values(block, owner=None):
+    """(value, the line of the op that defines it) for every value of a block, nested ones too."""
+    for a in block.args:
+        yield a, _line_of(owner)
     for op in block.ops:
-        yield from op.results
+        for r in op.results:
+            yield r, _line_of(op)
         for region in op.regions:
             for inner in region.blocks:
-                yield from _block_values(inner)
+                yield from _block_values(inner, op)
 
 
 def _labels(program) -> dict[str, object]:
     """label -> IR value, for every argument and result of every function (nested blocks too)
-    that the file names: `@fn.%name` (values the text does not show have no label)."""
+    that the file names: `@fn.%name`. MLIR reuses a name in sibling regions (the branches of a
+    case, a while's body and another region): such a name is `@fn.%name@LLINE` for each of its
+    values (values the text does not show have no label)."""
     out = {}
     for fn in program.functions.values():
-        for value in _block_values(fn.body):
+        seen: dict[str, list] = {}
+        for value, line in _block_values(fn.body):
             if value.name:
-                out.setdefault(f"@{fn.name}.%{value.name}", value)
+                seen.setdefault(f"@{fn.name}.%{value.name}", []).append((value, line))
+        for label, values in seen.items():
+            # a while's cond and body take the same names on one line: the first stands for them
+            lines = list(dict.fromkeys(line for _, line in values))
+            if len(lines) == 1:
+                out[label] = values[0][0]
+                continue
+            for k, (value, line) in enumerate(values):
+                out.setdefault(f"{label}@L{line}" if line is not None else f"{label}@{k + 1}", value)
     return out
 
 
@@ -54,6 +77,11 @@ def _resolve(wanted: str, labels: dict, program) -> str:
     for c in candidates:
         if c in labels:
             return c
+    for c in candidates:
+        several = [label for label in labels if label.startswith(c + "@")]
+        if several:
+            raise KeyError(f"{wanted!r} names {len(several)} values in the file (MLIR reuses names in sibling "
+                           f"regions); name one: {', '.join(several)}")
     near = difflib.get_close_matches(candidates[0], list(labels), n=4, cutoff=0.5)
     raise KeyError(f"no value {wanted!r} in the file" +
                    (f"; nearest: {', '.join(near)}" if near else f"; values look like {next(iter(labels), '@main.%arg0')}"))
