@@ -6,6 +6,7 @@
     new_params, loss = step(params, batch)      # global arrays in and out
     print(step.plan); print(visualize(new_params["w"]))
 """
+from .checkpoint import CheckpointError, load_state_dict, save_state_dict
 from .errors import DistError
 from .manual import local_map, shard_map
 from .mesh import ProcessMesh, as_process_mesh
@@ -14,6 +15,6 @@ from .placements import Partial, Replicate, Shard
 from .tensor import placements_of, reshard, reshard_plan, shard_tensor
 from .visualize import render_blocks, visualize
 
-__all__ = ["DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard", "as_process_mesh",
-           "local_map", "parallelize", "placements_of", "render_blocks", "reshard", "reshard_plan", "shard_map",
-           "shard_tensor", "visualize"]
+__all__ = ["CheckpointError", "DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard",
+           "as_process_mesh", "load_state_dict", "local_map", "parallelize", "placements_of", "render_blocks",
+           "reshard", "reshard_plan", "save_state_dict", "shard_map", "shard_tensor", "visualize"]
