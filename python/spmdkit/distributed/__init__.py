@@ -12,9 +12,10 @@ from .manual import local_map, shard_map
 from .mesh import ProcessMesh, as_process_mesh
 from .parallelize import Parallelized, parallelize
 from .placements import Partial, Replicate, Shard
+from .processes import init, shutdown
 from .tensor import placements_of, reshard, reshard_plan, shard_tensor
 from .visualize import render_blocks, visualize
 
 __all__ = ["CheckpointError", "DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard",
-           "as_process_mesh", "load_state_dict", "local_map", "parallelize", "placements_of", "render_blocks",
-           "reshard", "reshard_plan", "save_state_dict", "shard_map", "shard_tensor", "visualize"]
+           "as_process_mesh", "init", "load_state_dict", "local_map", "parallelize", "placements_of", "render_blocks",
+           "reshard", "reshard_plan", "save_state_dict", "shard_map", "shard_tensor", "shutdown", "visualize"]
