@@ -148,9 +148,16 @@ def read_record(path) -> dict:
 
 
 def _checkpointer():
+    import jax
     import orbax.checkpoint as ocp
+    th = ocp.type_handlers
+    # Leaves are jax.Arrays or numpy arrays (_as_array). Replicas do not split the writing of a
+    # replicated array among themselves: that slices every array once per shape on device, and
+    # compiling those slices made a first save ~20x slower than the writing itself.
+    registry = th.create_type_handler_registry((np.ndarray, th.NumpyHandler()),
+                                               (jax.Array, th.ArrayHandler(use_replica_parallel=False)))
     # no OCDBT: one zarr array per leaf, so a damaged file points at its leaf
-    return ocp.Checkpointer(ocp.PyTreeCheckpointHandler(use_ocdbt=False))
+    return ocp.Checkpointer(ocp.PyTreeCheckpointHandler(use_ocdbt=False, type_handler_registry=registry))
 
 
 def save_state_dict(state, path) -> Path:
