@@ -99,6 +99,9 @@ def resume(model: str, folder: Path, mesh22, mesh24) -> dict:
             saved_host = jax.tree_util.tree_map(host, saved)
             t0 = time.perf_counter()
             save_state_dict(saved, folder)
+            # shards this process writes: the first replica of each shard its devices hold
+            written_here = sum(s.replica_id == 0 for x in jax.tree_util.tree_leaves(saved)
+                               for s in x.addressable_shards)
             save_s = time.perf_counter() - t0
 
     pl24 = fsdp_over_mp(params)
@@ -116,7 +119,7 @@ def resume(model: str, folder: Path, mesh22, mesh24) -> dict:
     for _ in range(2):
         params, opt, loss, _ = step24(params, opt, inputs, targets)
         resumed.append(float(host(loss)))
-    row = {"uninterrupted": losses, "resumed": resumed, "loaded_layout_is_like": layout_kept,
+    row = {"uninterrupted": losses, "shards_written_here": written_here, "resumed": resumed, "loaded_layout_is_like": layout_kept,
             "loaded_value_diff": value_diff, "save_s": save_s, "load_s": load_s,
             "bytes": folder_bytes(folder), "state_bytes": sum(int(np.asarray(x).nbytes) for x in
                                                               jax.tree_util.tree_leaves(saved_host)),
@@ -143,12 +146,12 @@ def kill_mid_save(stage: str, folder: Path) -> None:
 def two_processes(pid: int, port: int, model: str, folder: Path) -> None:
     init(f"127.0.0.1:{port}", 2, pid, coordinator_bind_address=f"127.0.0.1:{port}")
     by_process = [[d for d in jax.devices() if d.process_index == p] for p in range(2)]
-    ids22 = [[d.id for d in by_process[p][:2]] for p in range(2)]   # dp across the processes
+    ids22 = [[by_process[p][i].id for p in range(2)] for i in range(2)]   # mp across the processes
     ids24 = [[d.id for d in by_process[p]] for p in range(2)]
     mesh22, mesh24 = ProcessMesh(ids22, ["dp", "mp"]), ProcessMesh(ids24, ["dp", "mp"])
     row, (step24, params, opt, inputs, targets) = resume(model, folder, mesh22, mesh24)
     row.update(process=pid, processes=jax.process_count(), devices=len(jax.devices()),
-               metadata=sorted(p.name for p in folder.glob("state-*/array_metadatas/*")))
+               local_devices=jax.local_device_count())
     emit(row)
     # train on until the test kills the other process: this one must then exit, not hang
     for i in range(100000):
