@@ -233,12 +233,17 @@ def _target(leaf, path: str):
                           "(with a sharding to load onto devices) or a numpy array", value=path)
 
 
-def _check_files(folder: Path, record: dict, name: str, path: str) -> None:
+def _files_by_leaf(record: dict) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {}
+    for rel, size in record["files"].items():
+        out.setdefault(rel.split("/")[0], []).append((rel, size))
+    return out
+
+
+def _check_files(folder: Path, files: list[tuple[str, int]], path: str) -> None:
     """The leaf's files are all there with the sizes they were written with (a truncated or
     deleted chunk would otherwise read back as fill values)."""
-    for rel, size in record["files"].items():
-        if rel.split("/")[0] != name:
-            continue
+    for rel, size in files:
         f = folder / rel
         if not f.is_file():
             raise CheckpointError(f"data file {rel} of the checkpoint in {folder.parent} is missing", value=path)
@@ -258,6 +263,7 @@ def load_state_dict(path, like):
     record = read_record(path)
     folder = path / record["directory"]
     paths, leaves, treedef = _flatten(like, "like")
+    files = _files_by_leaf(record)
     items, restore_args, names = {}, {}, []
     for p, leaf in zip(paths, leaves):
         shape, dtype, sharding = _target(leaf, p)
@@ -271,7 +277,7 @@ def load_state_dict(path, like):
         if saved["dtype"] != dtype.name:
             raise CheckpointError(f"the checkpoint holds dtype {saved['dtype']}, like asks for {dtype.name} "
                                   "(load with the saved dtype and cast)", value=p)
-        _check_files(folder, record, saved["name"], p)
+        _check_files(folder, files.get(saved["name"], []), p)
         name = saved["name"]
         names.append(name)
         if sharding is None:
