@@ -87,7 +87,7 @@ def like_on(mesh, params_pl: dict, state: dict) -> dict:
     return {"params": params, "opt": opt}
 
 
-def resume(model: str, folder: Path, mesh22, mesh24) -> dict:
+def resume(model: str, folder: Path, mesh22, mesh24, with_values: bool = False) -> dict:
     pl22, batch22 = megatron(model)
     step22, params, opt, (inputs, targets) = training(model, mesh22, pl22, batch22)
     losses = []
@@ -99,10 +99,10 @@ def resume(model: str, folder: Path, mesh22, mesh24) -> dict:
             saved_host = jax.tree_util.tree_map(host, saved)
             t0 = time.perf_counter()
             save_state_dict(saved, folder)
+            save_s = time.perf_counter() - t0
             # shards this process writes: the first replica of each shard its devices hold
             written_here = sum(s.replica_id == 0 for x in jax.tree_util.tree_leaves(saved)
                                for s in x.addressable_shards)
-            save_s = time.perf_counter() - t0
 
     pl24 = fsdp_over_mp(params)
     step24, *_ = training(model, mesh24, pl24, [Shard(0), Shard(0)])
@@ -119,13 +119,15 @@ def resume(model: str, folder: Path, mesh22, mesh24) -> dict:
     for _ in range(2):
         params, opt, loss, _ = step24(params, opt, inputs, targets)
         resumed.append(float(host(loss)))
-    row = {"uninterrupted": losses, "shards_written_here": written_here, "resumed": resumed, "loaded_layout_is_like": layout_kept,
-            "loaded_value_diff": value_diff, "save_s": save_s, "load_s": load_s,
-            "bytes": folder_bytes(folder), "state_bytes": sum(int(np.asarray(x).nbytes) for x in
-                                                              jax.tree_util.tree_leaves(saved_host)),
-            "files": sum(1 for p in folder.rglob("*") if p.is_file()),
-            "placements_2x2": {k: repr(v) for k, v in pl22.items() if k in ("h0.w_qkv", "w1")},
-            "placements_2x4": {k: repr(v) for k, v in pl24.items() if k in ("h0.w_qkv", "w1")}}
+    row = {"uninterrupted": losses, "resumed": resumed, "shards_written_here": written_here,
+           "loaded_layout_is_like": layout_kept, "loaded_value_diff": value_diff, "save_s": save_s, "load_s": load_s,
+           "bytes": folder_bytes(folder), "files": sum(1 for p in folder.rglob("*") if p.is_file()),
+           "state_bytes": sum(int(np.asarray(x).nbytes) for x in jax.tree_util.tree_leaves(saved_host)),
+           "placements_2x2": {k: repr(v) for k, v in pl22.items() if k in ("h0.w_qkv", "w1")},
+           "placements_2x4": {k: repr(v) for k, v in pl24.items() if k in ("h0.w_qkv", "w1")}}
+    if with_values:   # what was saved, by key path (small models only)
+        row["saved"] = {jax.tree_util.keystr(k): np.asarray(v).tolist()
+                        for k, v in jax.tree_util.tree_flatten_with_path(saved_host)[0]}
     return row, (step24, params, opt, inputs, targets)
 
 
@@ -149,7 +151,7 @@ def two_processes(pid: int, port: int, model: str, folder: Path) -> None:
     ids22 = [[by_process[p][i].id for p in range(2)] for i in range(2)]   # mp across the processes
     ids24 = [[d.id for d in by_process[p]] for p in range(2)]
     mesh22, mesh24 = ProcessMesh(ids22, ["dp", "mp"]), ProcessMesh(ids24, ["dp", "mp"])
-    row, (step24, params, opt, inputs, targets) = resume(model, folder, mesh22, mesh24)
+    row, (step24, params, opt, inputs, targets) = resume(model, folder, mesh22, mesh24, with_values=pid == 0)
     row.update(process=pid, processes=jax.process_count(), devices=len(jax.devices()),
                local_devices=jax.local_device_count())
     emit(row)

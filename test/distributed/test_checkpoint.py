@@ -184,7 +184,8 @@ def test_a_folder_that_is_no_checkpoint(tmp_path):
 
 
 def test_a_leaf_that_is_no_array_is_named(tmp_path):
-    with pytest.raises(CheckpointError, match=r"value \['f'\]: cannot save a leaf of type builtin_function_or_method: not an array"):
+    with pytest.raises(CheckpointError, match=r"value \['f'\]: cannot save a leaf of type builtin_function_or_method: "
+                                              r"not an array"):
         save_state_dict({"f": print}, tmp_path)
     save_state_dict({"w": np.zeros(2)}, tmp_path)
     with pytest.raises(CheckpointError, match=r"value \['w'\]: like's leaf is a str"):

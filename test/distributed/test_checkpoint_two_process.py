@@ -85,8 +85,10 @@ def run(tmp_path_factory):
             w.proc.wait()
     time.sleep(0.5)    # the reader threads take the last lines
     rows = [next(r for r in w.rows if "uninterrupted" in r) for w in workers]
-    print(f"process 0 exited {returncode} {survivor_s:.1f} s after process 1 was killed; rows: {json.dumps(rows)}")
-    return {"rows": rows, "returncode": returncode, "survivor_s": survivor_s, "stderr": workers[0].stderr}
+    print(f"process 0 exited {returncode} {survivor_s:.1f} s after process 1 was killed; rows: "
+          f"{json.dumps([{k: v for k, v in r.items() if k != 'saved'} for r in rows])}")
+    return {"rows": rows, "returncode": returncode, "survivor_s": survivor_s, "stderr": workers[0].stderr,
+            "folder": folder}
 
 
 pytestmark = pytest.mark.skipif(not (has_jax_rules() and has_propagation()),
@@ -102,6 +104,36 @@ def test_two_processes_save_their_own_shards_and_resume_on_another_mesh(run):
         assert straight[-1] < straight[0]
         assert max(abs(a - b) for a, b in zip(resumed, straight[2:])) <= 1e-6
     assert run["rows"][0]["resumed"] == run["rows"][1]["resumed"]
+
+
+def test_a_checkpoint_of_two_processes_loads_in_one(run):
+    # this test's process has one device: every leaf comes back whole, as a numpy array
+    import jax
+    import numpy as np
+    from spmdkit.distributed import load_state_dict
+    saved = run["rows"][0]["saved"]
+    like = {"params": {k: np.zeros_like(v) for k, v in _params().items()}}
+    like["opt"] = {"m": like["params"], "v": like["params"], "t": np.float32(0)}
+    loaded = load_state_dict(run["folder"], like)
+    got = {jax.tree_util.keystr(k): v for k, v in jax.tree_util.tree_flatten_with_path(loaded)[0]}
+    assert sorted(got) == sorted(saved)
+    for path, value in saved.items():
+        np.testing.assert_array_equal(got[path], np.asarray(value, np.float32), err_msg=path)
+
+
+def _params() -> dict:
+    import jax
+    import numpy as np
+    from spmdkit.models import mlp
+    return {k: np.asarray(v) for k, v in mlp.init_params(jax.random.PRNGKey(0)).items()}
+
+
+def test_init_refuses_limits_that_are_not_whole_seconds():
+    from spmdkit.distributed import DistError, init
+    with pytest.raises(DistError, match="heartbeat_timeout_s must be a whole number of seconds >= 1, got 0"):
+        init("127.0.0.1:1", 2, 0, heartbeat_timeout_s=0)
+    with pytest.raises(DistError, match="initialization_timeout_s .* got 2.5"):
+        init("127.0.0.1:1", 2, 0, initialization_timeout_s=2.5)
 
 
 def test_the_survivor_of_a_killed_process_exits_with_an_error(run):
