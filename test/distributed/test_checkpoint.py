@@ -106,6 +106,25 @@ def test_saving_again_replaces_the_checkpoint_and_keeps_one_folder(tmp_path):
     _assert_equal_trees(load_state_dict(tmp_path, _like(_state(2.0))), _state(2.0))
 
 
+def test_what_a_save_killed_inside_orbax_leaves_is_ignored_and_cleared(tmp_path):
+    # orbax writes into NAME.orbax-checkpoint-tmp-* and renames it when done; killed before
+    # that, the half-written folder stays (and, for a first save, no record)
+    def leftover(n):
+        half = tmp_path / f"state-{n:06d}.orbax-checkpoint-tmp-1795750383"
+        half.mkdir()
+        (half / "junk").write_bytes(b"\x00" * 10)
+    leftover(1)
+    with pytest.raises(CheckpointError, match="not a checkpoint"):
+        load_state_dict(tmp_path, _like(_state(1.0)))
+    save_state_dict(_state(1.0), tmp_path)
+    leftover(2)
+    (tmp_path / f".{RECORD}.tmp-123").write_text("{")
+    _assert_equal_trees(load_state_dict(tmp_path, _like(_state(1.0))), _state(1.0))
+    save_state_dict(_state(2.0), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [RECORD, "state-000002"]
+    _assert_equal_trees(load_state_dict(tmp_path, _like(_state(2.0))), _state(2.0))
+
+
 # ----------------------------------------------------------------------------- errors name the leaf
 
 

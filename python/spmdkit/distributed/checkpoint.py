@@ -25,8 +25,10 @@ gone, a folder that is no checkpoint: `CheckpointError` naming the leaf path.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -173,7 +175,7 @@ def save_state_dict(state, path) -> Path:
     previous = None
     if (path / RECORD).exists():
         previous = read_record(path)["directory"]
-    elif path.exists() and any(path.iterdir()) and not any(_STATE_DIR.match(p.name) for p in path.iterdir()):
+    elif path.exists() and not all(_is_ours(p.name) for p in path.iterdir()):
         raise CheckpointError(f"{path} is a folder with other files in it, not a checkpoint: refusing to write there")
     # every process names the same folder (from the record, which no process changes before the
     # barrier); a folder of a killed save by that name is removed by the primary first
@@ -183,7 +185,8 @@ def save_state_dict(state, path) -> Path:
         _remove_uncommitted(path, keep=previous)
     _barrier("start")
     _pause_for_tests("write")
-    _checkpointer().save(path / new, args=ocp.args.PyTreeSave(dict(zip(names, arrays))))
+    with _quiet_orbax():
+        _checkpointer().save(path / new, args=ocp.args.PyTreeSave(dict(zip(names, arrays))))
     _barrier("written")
     if primary:
         leaves_record = {p: {"name": n, "shape": list(a.shape), "dtype": np.dtype(a.dtype).name}
@@ -195,6 +198,30 @@ def save_state_dict(state, path) -> Path:
         _remove_uncommitted(path, keep=new)
     _barrier("committed")
     return path / new
+
+
+class _DropOcdbtNote(logging.Filter):
+    """Orbax warns on every save without OCDBT that it found no OCDBT parts to merge: true, and
+    what we asked for."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Skipping merge of OCDBT checkpoints" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _quiet_orbax():
+    log, note = logging.getLogger("absl"), _DropOcdbtNote()
+    log.addFilter(note)
+    try:
+        yield
+    finally:
+        log.removeFilter(note)
+
+
+def _is_ours(name: str) -> bool:
+    """A file or folder a save puts in `path` (the record, its temporary, state folders and
+    orbax's temporary ones)."""
+    return name == RECORD or name.startswith(f".{RECORD}.tmp-") or bool(_STATE_DIR.match(name.split(".")[0]))
 
 
 def _remove_uncommitted(path: Path, keep: str | None) -> None:
