@@ -11,6 +11,7 @@ JAX's error within 60 s (spmdkit's heartbeat limit) instead of hanging.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -139,4 +140,7 @@ def test_init_refuses_limits_that_are_not_whole_seconds():
 def test_the_survivor_of_a_killed_process_exits_with_an_error(run):
     assert run["returncode"] is not None, f"process 0 still ran {DEATH_LIMIT_S} s after process 1 was killed"
     assert run["returncode"] != 0
-    assert "another task died" in run["stderr"] and "unhealthy" in run["stderr"], run["stderr"][-3000:]
+    # JAX's coordination service: "Terminating process ... another task died ... The following
+    # tasks are unhealthy (stopped sending heartbeats)" (every run so far); a gloo collective that
+    # notices the closed connection first would raise its own error, also a clear end
+    assert re.search(r"another task died|[Gg]loo.*(closed|reset|[Ee]rror)", run["stderr"]), run["stderr"][-3000:]
