@@ -237,10 +237,8 @@ def _pause_for_tests(stage: str) -> None:
     """SPMDKIT_CHECKPOINT_PAUSE=stage: print a line and wait there (a test kills the process
     mid-save: "write" before any data, "commit" after all of it, before the record)."""
     if os.environ.get("SPMDKIT_CHECKPOINT_PAUSE") == stage:
-        import sys
         import time
         print(f"checkpoint paused at {stage}", flush=True)
-        sys.stdout.flush()
         while True:
             time.sleep(60)
 
