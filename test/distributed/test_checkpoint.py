@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spmdkit.distributed import CheckpointError, DistError, load_state_dict, save_state_dict
-from spmdkit.distributed.checkpoint import RECORD, read_record
+from spmdkit.distributed.checkpoint import RECORD, read_record, wait_for_cleanup
 
 sys.path.insert(0, str(Path(__file__).parent))
 from child_process import child_env  # noqa: E402
@@ -95,6 +95,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint(tmp_path):
     _assert_equal_trees(load_state_dict(folder, _like(_state(1.0))), _state(1.0))
     # the next save commits and clears the killed save's folder
     save_state_dict(_state(3.0), folder)
+    wait_for_cleanup()
     assert [p.name for p in folder.iterdir() if p.is_dir()] == [read_record(folder)["directory"]]
     _assert_equal_trees(load_state_dict(folder, _like(_state(3.0))), _state(3.0))
 
@@ -102,6 +103,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint(tmp_path):
 def test_saving_again_replaces_the_checkpoint_and_keeps_one_folder(tmp_path):
     save_state_dict(_state(1.0), tmp_path)
     save_state_dict(_state(2.0), tmp_path)
+    wait_for_cleanup()
     assert sorted(p.name for p in tmp_path.iterdir()) == [RECORD, "state-000002"]
     _assert_equal_trees(load_state_dict(tmp_path, _like(_state(2.0))), _state(2.0))
 
@@ -121,6 +123,7 @@ def test_what_a_save_killed_inside_orbax_leaves_is_ignored_and_cleared(tmp_path)
     (tmp_path / f".{RECORD}.tmp-123").write_text("{")
     _assert_equal_trees(load_state_dict(tmp_path, _like(_state(1.0))), _state(1.0))
     save_state_dict(_state(2.0), tmp_path)
+    wait_for_cleanup()
     assert sorted(p.name for p in tmp_path.iterdir()) == [RECORD, "state-000002"]
     _assert_equal_trees(load_state_dict(tmp_path, _like(_state(2.0))), _state(2.0))
 

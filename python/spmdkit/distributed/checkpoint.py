@@ -25,6 +25,7 @@ gone, a folder that is no checkpoint: `CheckpointError` naming the leaf path.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import json
@@ -32,6 +33,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +197,7 @@ def save_state_dict(state, path) -> Path:
                   "files": _file_sizes(path / new)}
         _pause_for_tests("commit")
         _write_atomically(path / RECORD, json.dumps(record, indent=1))
-        _remove_uncommitted(path, keep=new)
+        _remove_uncommitted(path, keep=new, wait=False)
     _barrier("committed")
     return path / new
 
@@ -224,13 +226,41 @@ def _is_ours(name: str) -> bool:
     return name == RECORD or name.startswith(f".{RECORD}.tmp-") or bool(_STATE_DIR.match(name.split(".")[0]))
 
 
-def _remove_uncommitted(path: Path, keep: str | None) -> None:
-    """Folders of earlier or killed saves (orbax's temporary ones too), all but `keep`."""
+def _remove_uncommitted(path: Path, keep: str | None, wait: bool = True) -> None:
+    """Folders of earlier or killed saves (orbax's temporary ones too), all but `keep`. With
+    wait=False they are renamed out of the way at once and deleted by a background thread:
+    unlinking a state's files took most of a small save's time. What the thread does not finish
+    (the process ends) the next save removes."""
+    doomed = []
     for p in path.iterdir():
         if p.name != keep and p.is_dir() and _STATE_DIR.match(p.name.split(".")[0]):
-            shutil.rmtree(p, ignore_errors=True)
+            doomed.append(p)
         elif p.name.startswith(f".{RECORD}.tmp-"):
             p.unlink(missing_ok=True)
+    if wait:
+        for p in doomed:
+            shutil.rmtree(p, ignore_errors=True)
+        return
+    gone = []
+    for p in doomed:
+        try:
+            gone.append(p.rename(p.with_name(p.name.split(".")[0] + ".removing")))
+        except OSError:
+            gone.append(p)
+    thread = threading.Thread(target=lambda: [shutil.rmtree(p, ignore_errors=True) for p in gone], daemon=True,
+                              name="spmdkit-checkpoint-cleanup")
+    thread.start()
+    _cleanups.append(thread)
+
+
+_cleanups: list[threading.Thread] = []
+
+
+@atexit.register
+def wait_for_cleanup() -> None:
+    """Wait until the folders of replaced checkpoints are deleted (also at exit)."""
+    while _cleanups:
+        _cleanups.pop().join()
 
 
 def _pause_for_tests(stage: str) -> None:
