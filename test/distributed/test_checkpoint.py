@@ -237,3 +237,18 @@ def test_any_pytree_of_arrays_loads_back_as_saved(tmp_path_factory, tree):
     got = load_state_dict(folder, like)
     assert all(isinstance(x, jax.Array) and x.sharding == device for x in jax.tree_util.tree_leaves(got))
     _assert_equal_trees(got, tree)
+
+
+def test_an_optax_state_of_named_tuples_loads_into_a_fresh_one(tmp_path):
+    # key paths through namedtuples and tuples (`[0].mu['w']`), as optimizer states have them
+    optax = pytest.importorskip("optax")
+    params = {"w": jnp.arange(6.0).reshape(2, 3), "b": jnp.ones(3)}
+    opt = optax.adamw(0.1)
+    state = opt.init(params)
+    _, state = opt.update(jax.tree_util.tree_map(jnp.ones_like, params), state, params)   # count 1, mu != 0
+    save_state_dict({"params": params, "opt": state}, tmp_path)
+    fresh = {"params": jax.tree_util.tree_map(jnp.zeros_like, params), "opt": opt.init(params)}
+    got = load_state_dict(tmp_path, fresh)
+    assert type(got["opt"][0]) is type(state[0])
+    _assert_equal_trees(got, {"params": params, "opt": state})
+
