@@ -5,7 +5,8 @@ every array leaf below it. Anywhere above the entries the placements tree has th
 structure: dicts, lists, tuples, namedtuples, dataclasses and every other registered pytree node
 (flax parameter trees, equinox modules, optax states) — compared one level at a time with
 jax.tree_util, so any node type JAX flattens works without code of its own here. Two leniencies:
-a list may stand for a tuple (and back), and a dict may leave keys out (they are None).
+a list may stand for a tuple (and back), and a plain dict may stand for any node whose children
+are keyed like a dict's (dict, flax's State, FrozenDict) and leave keys out (they are None).
 Mismatches raise DistError naming the path (`in_placements[0]['layers'][3]`).
 """
 from __future__ import annotations
@@ -31,12 +32,6 @@ def _walk(entry, sub, where: str, out: list) -> None:
     if is_entry(entry):
         out.extend([entry] * len(jax.tree_util.tree_leaves(sub)))
         return
-    if type(entry) is dict and type(sub) is dict:
-        unknown = set(entry) - set(sub)
-        if unknown:
-            raise DistError(f"{where} names keys {sorted(map(str, unknown))} the value lacks "
-                            f"(it has {sorted(map(str, sub))})")
-        entry = {k: entry.get(k) for k in sub}
     e_keys, e_kids, e_node = _one_level(entry)
     s_keys, s_kids, s_node = _one_level(sub)
     if e_node is None:
@@ -45,9 +40,18 @@ def _walk(entry, sub, where: str, out: list) -> None:
     if s_node is None:
         raise DistError(f"{where} is a {type(entry).__name__} of placements, but the value there is a leaf "
                         f"({type(sub).__name__}); give it one placements list or None")
-    if not _same_node(e_node, s_node) or len(e_kids) != len(s_kids):
-        raise DistError(f"{where}: the placements are a {_describe(entry, e_node, e_keys)} where the value is a "
-                        f"{_describe(sub, s_node, s_keys)}; placements must be a prefix of the value's pytree")
+    if type(entry) is dict and s_keys and all(len(k) == 1 and isinstance(k[0], jax.tree_util.DictKey)
+                                              for k in s_keys):
+        # a dict stands for any node keyed like one (dict, flax State, FrozenDict); keys left out are None
+        names = [k[0].key for k in s_keys]
+        unknown = set(entry) - set(names)
+        if unknown:
+            raise DistError(f"{where} names keys {sorted(map(str, unknown))} the value lacks "
+                            f"(it has {sorted(map(str, names))})")
+        e_kids = [entry.get(n) for n in names]
+    elif not _same_node(e_node, s_node) or len(e_kids) != len(s_kids):
+        raise DistError(f"{where}: the placements are a {_describe(e_node, e_keys)} where the value is a "
+                        f"{_describe(s_node, s_keys)}; placements must be a prefix of the value's pytree")
     for key, e_kid, s_kid in zip(s_keys, e_kids, s_kids):
         _walk(e_kid, s_kid, where + jax.tree_util.keystr(key), out)
 
@@ -75,7 +79,7 @@ def _same_aux(a, b) -> bool:
         return True
 
 
-def _describe(value, node, keys) -> str:
+def _describe(node, keys) -> str:
     import jax
     names = [jax.tree_util.keystr(k) for k in keys]
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
