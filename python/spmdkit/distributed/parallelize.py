@@ -227,7 +227,8 @@ class Parallelized:
 
 def _key_of(leaves, treedef):
     # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
-    return treedef, tuple((np.shape(x), x.dtype if hasattr(x, "dtype") else np.result_type(x)) for x in leaves)
+    return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
+                          for x in leaves)
 
 
 def _propagate(program) -> None:
