@@ -58,9 +58,17 @@ def first_call_case(kind: str) -> dict:
     else:
         args = (w, x)
     step = parallelize(sgd_step, MESH, (None, None))
+    if kind == "abstract":  # traced on ShapeDtypeStructs that carry shardings, then called with host arrays
+        jm = MESH.jax_mesh()
+        specs = ({"a": jax.ShapeDtypeStruct((8, 16), np.float32, sharding=NamedSharding(jm, P(None, "mp"))),
+                  "b": jax.ShapeDtypeStruct((16, 4), np.float32, sharding=NamedSharding(jm, P("mp")))},
+                 jax.ShapeDtypeStruct((8, 8), np.float32, sharding=NamedSharding(jm, P("dp"))))
+        step.trace(*specs)
+    moved = step.moved_args(*args) if kind == "abstract" else None
     out = step(*args)
     return {"case": f"first_{kind}", "diff": _diff(out, jax.jit(sgd_step)(w, x)),
-            "shardings": {k: repr(v) for k, v in step.in_shardings.items()}, "moved": step.moved_args(*args)}
+            "shardings": {k: repr(v) for k, v in step.in_shardings.items()},
+            "moved": moved if moved is not None else step.moved_args(*args)}
 
 
 def previous_outputs_case() -> dict:
@@ -85,7 +93,7 @@ def previous_outputs_case() -> dict:
             "elsewhere_diff": _diff(out, ref(*jax.device_get(elsewhere)))}
 
 
-def constraint_case(kind: str) -> dict:
+def constraint_case(kind: str, strategy: str = "propagate") -> dict:
     """A layout constraint inside the step (with_sharding_constraint on the mesh; jax.sharding.reshard,
     which JAX takes only on an explicit-axes mesh of the same devices): the constrained value is
     laid out as asked, and the result equals one device."""
@@ -98,12 +106,12 @@ def constraint_case(kind: str) -> dict:
         h = constrain(jnp.tanh(x @ w))
         return (h * h).sum(0)
     x, w = np.asarray(jax.random.normal(jax.random.PRNGKey(1), (8, 8))), np.ones((8, 8), np.float32) / 8
-    step = parallelize(f, MESH, ([Shard(0), R], None), strategy="propagate")
+    step = parallelize(f, MESH, ([Shard(0), R], None), strategy=strategy)
     out = step(x, w)
     layouts = [str(s.result_layouts[0].dims) for s in step.partitioned.steps
                if getattr(s, "op", None) is not None and s.op.name == "sdy.sharding_constraint"]
     want = jax.jit(lambda x, w: f(x, w, lambda v: v))(x, w)  # a constraint changes no value
-    return {"case": f"constraint_{kind}", "diff": _diff(out, want), "constraint_layouts": layouts,
+    return {"case": f"constraint_{kind}" + ("" if strategy == "propagate" else f"_{strategy}"), "diff": _diff(out, want), "constraint_layouts": layouts,
             "collectives": step.plan.collectives, "out": repr(step.out_shardings)}
 
 
@@ -183,10 +191,11 @@ def print_round_trip_case() -> dict:
 CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "first_device_put": lambda: first_call_case("device_put"),
          "first_explicit_mesh": lambda: first_call_case("explicit_mesh"),
-         "first_host": lambda: first_call_case("host"),
+         "first_host": lambda: first_call_case("host"), "first_abstract": lambda: first_call_case("abstract"),
          "previous_outputs": previous_outputs_case,
          "constraint_wsc": lambda: constraint_case("wsc"), "constraint_reshard": lambda: constraint_case("reshard"),
          "constraint_none": lambda: constraint_case("none"),
+         "constraint_wsc_complete": lambda: constraint_case("wsc", "complete"),
          "conv": conv_case, "print_round_trip": print_round_trip_case}
 
 if __name__ == "__main__":

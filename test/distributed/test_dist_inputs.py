@@ -14,8 +14,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E402
 
 HERE = Path(__file__).parent
-CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "previous_outputs",
-         "constraint_wsc", "constraint_reshard", "constraint_none", "conv", "print_round_trip"]
+CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "first_abstract",
+         "previous_outputs", "constraint_wsc", "constraint_reshard", "constraint_none", "constraint_wsc_complete",
+         "conv", "print_round_trip"]
 TOL = 1e-5
 SPLIT = {"args[0]['a']": "[Replicate(), Shard(1)]", "args[0]['b']": "[Replicate(), Shard(0)]",
          "args[1]": "[Shard(0), Replicate()]"}
@@ -50,6 +51,12 @@ def test_first_call_with_host_arrays_replicates_them(rows):
     assert len(row["moved"]) == 3  # host arrays always go to the devices
 
 
+def test_tracing_on_shape_dtype_structs_reads_their_shardings(rows):
+    row = _row(rows, "first_abstract")
+    assert row["diff"] <= TOL and row["shardings"] == SPLIT
+    assert len(row["moved"]) == 3  # host arrays then go where the traced program takes them
+
+
 def test_previous_outputs_feed_the_next_step_in_place(rows):
     row = _row(rows, "previous_outputs")
     assert len(row["diffs"]) == 4 and max(row["diffs"]) <= TOL
@@ -60,16 +67,17 @@ def test_previous_outputs_feed_the_next_step_in_place(rows):
     assert row["elsewhere_diff"] <= TOL
 
 
-@pytest.mark.parametrize("kind", ["wsc", "reshard"])
+@pytest.mark.parametrize("kind", ["wsc", "reshard", "wsc_complete"])
 def test_a_constraint_inside_the_step_sets_the_layout(rows, kind):
     row, free = _row(rows, f"constraint_{kind}"), _row(rows, "constraint_none")
     assert row["diff"] <= TOL and free["diff"] <= TOL
     assert row["constraint_layouts"] == ["((), ('mp',))"] and free["constraint_layouts"] == []
     # the constrained activations split over mp leave the column sums split over mp: the plan
     # gathers the batch for the constraint instead of all-reducing the sums
-    assert row["out"] == "{'out[0]': [Replicate(), Shard(0)]}"
+    if kind != "wsc_complete":  # completion leaves an unconstrained result replicated
+        assert row["out"] == "{'out[0]': [Replicate(), Shard(0)]}"
     assert free["out"] == "{'out[0]': [Replicate(), Replicate()]}"
-    assert row["collectives"] != free["collectives"]
+    assert row["collectives"]["all_gather"] >= 1 and row["collectives"] != free["collectives"]
 
 
 def test_padded_conv_trains_equal_to_one_device(rows):
