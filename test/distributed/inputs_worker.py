@@ -93,6 +93,21 @@ def previous_outputs_case() -> dict:
             "elsewhere_diff": _diff(out, ref(*jax.device_get(elsewhere)))}
 
 
+def unmovable_case() -> dict:
+    """An argument that cannot be laid out as traced (a deleted buffer, as after donation): a
+    DistError naming the leaf, not JAX's error from inside the call."""
+    from spmdkit.distributed import DistError
+    w, x = _params()
+    step = parallelize(sgd_step, MESH, (None, [Shard(0), R]), example_args=(w, x))
+    gone = jax.device_put(w["b"])
+    gone.delete()
+    try:
+        step({"a": w["a"], "b": gone}, x)
+    except DistError as e:
+        return {"case": "unmovable", "error_type": "DistError", "value": e.value, "message": str(e)[:300]}
+    return {"case": "unmovable", "error_type": None}
+
+
 def constraint_case(kind: str, strategy: str = "propagate") -> dict:
     """A layout constraint inside the step (with_sharding_constraint on the mesh; jax.sharding.reshard,
     which JAX takes only on an explicit-axes mesh of the same devices): the constrained value is
@@ -196,7 +211,7 @@ CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "constraint_wsc": lambda: constraint_case("wsc"), "constraint_reshard": lambda: constraint_case("reshard"),
          "constraint_none": lambda: constraint_case("none"),
          "constraint_wsc_complete": lambda: constraint_case("wsc", "complete"),
-         "conv": conv_case, "print_round_trip": print_round_trip_case}
+         "unmovable": unmovable_case, "conv": conv_case, "print_round_trip": print_round_trip_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -16,7 +16,7 @@ from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E40
 HERE = Path(__file__).parent
 CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "first_abstract",
          "previous_outputs", "constraint_wsc", "constraint_reshard", "constraint_none", "constraint_wsc_complete",
-         "conv", "print_round_trip"]
+         "unmovable", "conv", "print_round_trip"]
 TOL = 1e-5
 SPLIT = {"args[0]['a']": "[Replicate(), Shard(1)]", "args[0]['b']": "[Replicate(), Shard(0)]",
          "args[1]": "[Shard(0), Replicate()]"}
@@ -65,6 +65,12 @@ def test_previous_outputs_feed_the_next_step_in_place(rows):
     # arrays on other devices or in other placements are moved once before the call, values kept
     assert row["moved_elsewhere"] == ["args[0]['a']", "args[0]['b']", "args[1]"]
     assert row["elsewhere_diff"] <= TOL
+
+
+def test_an_argument_that_cannot_be_moved_is_named(rows):
+    row = _row(rows, "unmovable")
+    assert row["error_type"] == "DistError" and row["value"] == "args[0]['b']", row
+    assert "cannot lay it out" in row["message"]
 
 
 @pytest.mark.parametrize("kind", ["wsc", "reshard", "wsc_complete"])
