@@ -44,6 +44,24 @@ def per_call_us(fns: dict, calls: int, rounds: int) -> dict:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def wide_step(params, x):
+    """Many small leaves (an optimizer state's worth), a trivial body."""
+    return jax.tree_util.tree_map(lambda p: p * 0.99, params), x.sum()
+
+
+def wrapper_us(step, example, calls: int, rounds: int) -> float:
+    """The wrapper's own time per call: `step(*args)` with its jitted function replaced by one
+    returning the results at once, minus that function called directly."""
+    leaves, treedef = jax.tree_util.tree_flatten(example)
+    placed = step._place(leaves)
+    args = jax.tree_util.tree_unflatten(treedef, placed)
+    results = step._run(*placed)
+    instant = lambda *_: results  # noqa: E731
+    step._run = instant
+    t = per_call_us({"wrapped": (step, args), "bare": (instant, placed)}, calls, rounds)
+    return t["wrapped"] - t["bare"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
@@ -58,19 +76,23 @@ def main():
     placed = step._place(jax.tree_util.tree_leaves((params, x)))
     args = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure((params, x)), placed)
     assert step.moved_args(*args) == []
-    in_sh = jax.tree_util.tree_map(lambda v: v.sharding, args)
-    jitted = jax.jit(tiny_step, in_shardings=in_sh)
+    jitted = jax.jit(tiny_step, in_shardings=jax.tree_util.tree_map(lambda v: v.sharding, args))
     t = per_call_us({"ours": (step, args), "direct": (step._run, placed), "xla": (jitted, args)}, a.calls, a.rounds)
     print(f"device: {jax.devices()[0].platform} x{len(jax.devices())}, mesh 2x2, {len(placed)} argument leaves")
     print(f"step(*args)                      {t['ours']:8.1f} us/call")
     print(f"its jitted shard_map, direct     {t['direct']:8.1f} us/call")
     print(f"jax.jit, same shardings          {t['xla']:8.1f} us/call")
     print(f"end-to-end difference            {t['ours'] - t['direct']:8.1f} us")
-    results = step._run(*placed)
-    instant = lambda *_: results  # noqa: E731
-    step._run = instant
-    w = per_call_us({"wrapped": (step, args), "bare": (instant, placed)}, a.calls * 10, a.rounds)
-    print(f"wrapper alone (its Python work)  {w['wrapped'] - w['bare']:8.1f} us/call")
+    print(f"wrapper alone (its Python work)  {wrapper_us(step, (params, x), a.calls * 10, a.rounds):8.1f} us/call")
+    wide = {f"p{i}": np.ones((4, 4), np.float32) for i in range(64)}
+    wide_pl = {k: [Replicate(), Shard(i % 2)] for i, k in enumerate(wide)}
+    wstep = parallelize(wide_step, mesh, (wide_pl, [Shard(0), Replicate()]), out_placements=(wide_pl, None),
+                        example_args=(wide, x))
+    out_params, _ = wstep(wide, x)  # a previous step's outputs as the next arguments
+    assert wstep.moved_args(out_params, x) == ["args[1]"]
+    x_placed = wstep._place(jax.tree_util.tree_leaves((out_params, x)))[-1]
+    print(f"wrapper alone, 65 leaves         {wrapper_us(wstep, (out_params, x_placed), a.calls * 10, a.rounds):8.1f} us/call")
+
 
 if __name__ == "__main__":
     main()

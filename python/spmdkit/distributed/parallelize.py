@@ -37,6 +37,7 @@ from .placements import Replicate, placements_of_spec, to_spec
 from .tensor import is_placed, put_all
 
 STRATEGIES = ("propagate", "complete")
+_NEVER = object()  # no leaf's aval is this
 
 
 def _expand(entries, tree, what: str) -> list:
@@ -81,7 +82,8 @@ class Parallelized:
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = None
-        self._key = None
+        self._key = self._treedef = None
+        self._known: list = []
         self.in_shardings: dict[str, list] = {}
         self.out_shardings: dict[str, list] = {}
 
@@ -112,6 +114,7 @@ class Parallelized:
         self._run = to_jax(parted, self.mesh.jax_mesh())
         self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
         self._labels = labels
+        self._treedef, self._known = in_def, [(_NEVER, _NEVER)] * len(labels)  # see __call__'s fast path
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
         self.out_shardings = {lab: placements_of_spec(self._named(layout).spec, self.mesh)
                               for lab, layout in zip(out_labels, parted.result_layouts)}
@@ -171,29 +174,40 @@ class Parallelized:
 
     def _place(self, leaves) -> list:
         """The leaves laid out as the program takes them: those already in place as they are,
-        the rest moved together (a DistError naming the leaf when one cannot be moved)."""
+        the rest moved together (a DistError naming the leaf when one cannot be moved). Every
+        array passed on is remembered by its (aval, sharding) objects for the fast path."""
         named = self._arg_named
-        for x, s in zip(leaves, named):  # the usual case: every leaf is in place, nothing to copy
-            if not is_placed(x, s):
-                break
-        else:
-            return leaves
-        try:
-            return put_all(leaves, named)
-        except Exception as e:  # noqa: BLE001 - name the leaf that could not be moved
-            for label, x, s in zip(self._labels, leaves, named):
-                if not is_placed(x, s):
+        todo = [i for i, (x, s) in enumerate(zip(leaves, named)) if not is_placed(x, s)]
+        placed = leaves
+        if todo:
+            try:
+                placed = put_all(leaves, named)
+            except Exception as e:  # noqa: BLE001 - name the leaf that could not be moved
+                for i in todo:
                     try:
-                        put_all([x], [s])
+                        put_all([leaves[i]], [named[i]])
                     except Exception as inner:  # noqa: BLE001
-                        raise DistError(f"cannot lay it out as {s.spec} on {self.mesh}: {type(inner).__name__}: "
-                                        f"{inner}", value=label) from inner
-            raise DistError(f"cannot lay the arguments out as traced: {type(e).__name__}: {e}") from e
+                        raise DistError(f"cannot lay it out as {named[i].spec} on {self.mesh}: "
+                                        f"{type(inner).__name__}: {inner}", value=self._labels[i]) from inner
+                raise DistError(f"cannot lay the arguments out as traced: {type(e).__name__}: {e}") from e
+        self._known = [(x.aval, x.sharding) for x in placed]
+        return placed
 
     # -- running -------------------------------------------------------------------------------
     def __call__(self, *args):
         import jax
-        leaves = self._ensure(args)
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        if self._treedef is not None and treedef == self._treedef:
+            # Fast path: every leaf carries the very aval and sharding objects of an array passed
+            # before (a jitted program's outputs share them from call to call), so its shape,
+            # dtype and layout are those already checked: no check, no copy.
+            for x, (aval, sharding) in zip(leaves, self._known):
+                if getattr(x, "aval", None) is not aval or x.sharding is not sharding:
+                    break
+            else:
+                return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*leaves)))
+        if _key_of(leaves, treedef) != self._key:
+            self.trace(*args)
         return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*self._place(leaves))))
 
     def moved_args(self, *args) -> list[str]:
