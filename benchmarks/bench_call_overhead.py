@@ -91,7 +91,8 @@ def main():
     out_params, _ = wstep(wide, x)  # a previous step's outputs as the next arguments
     assert wstep.moved_args(out_params, x) == ["args[1]"]
     x_placed = wstep._place(jax.tree_util.tree_leaves((out_params, x)))[-1]
-    print(f"wrapper alone, 65 leaves         {wrapper_us(wstep, (out_params, x_placed), a.calls * 10, a.rounds):8.1f} us/call")
+    wide_us = wrapper_us(wstep, (out_params, x_placed), a.calls * 10, a.rounds)
+    print(f"wrapper alone, 65 leaves         {wide_us:8.1f} us/call")
 
 
 if __name__ == "__main__":

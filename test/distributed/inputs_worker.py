@@ -126,7 +126,8 @@ def constraint_case(kind: str, strategy: str = "propagate") -> dict:
     layouts = [str(s.result_layouts[0].dims) for s in step.partitioned.steps
                if getattr(s, "op", None) is not None and s.op.name == "sdy.sharding_constraint"]
     want = jax.jit(lambda x, w: f(x, w, lambda v: v))(x, w)  # a constraint changes no value
-    return {"case": f"constraint_{kind}" + ("" if strategy == "propagate" else f"_{strategy}"), "diff": _diff(out, want), "constraint_layouts": layouts,
+    name = f"constraint_{kind}" + ("" if strategy == "propagate" else f"_{strategy}")
+    return {"case": name, "diff": _diff(out, want), "constraint_layouts": layouts,
             "collectives": step.plan.collectives, "out": repr(step.out_shardings)}
 
 
@@ -181,7 +182,8 @@ def print_round_trip_case() -> dict:
         init, update = OPTIMIZERS["adamw"](0.01)
         pp, bp = setup.param_placements, setup.batch_placements
         args = (setup.params, init(setup.params), *setup.batch)
-        step = parallelize(make_step(setup.loss_fn, update), mesh_of(mesh_key), (pp, state_placements("adamw", pp), bp, bp),
+        placements = (pp, state_placements("adamw", pp), bp, bp)
+        step = parallelize(make_step(setup.loss_fn, update), mesh_of(mesh_key), placements,
                            strategy=strategy, example_args=args)
         programs[f"{model}-{mesh_key}-{strategy}"] = step.program
 

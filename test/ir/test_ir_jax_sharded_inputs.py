@@ -50,8 +50,8 @@ def test_shardings_in_an_explicit_mesh_trace_import_as_attributes_and_constraint
 
 def test_with_sharding_constraint_keeps_open_dims():
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("dp", "mp"))
-    program = import_jax(lambda x: jax.lax.with_sharding_constraint(x * 2, NamedSharding(mesh, P(P.UNCONSTRAINED, "mp"))),
-                         np.ones((4, 4), np.float32))
+    open_rows = NamedSharding(mesh, P(P.UNCONSTRAINED, "mp"))
+    program = import_jax(lambda x: jax.lax.with_sharding_constraint(x * 2, open_rows), np.ones((4, 4), np.float32))
     constraint = next(op for op in _ops(program) if op.name == "sdy.sharding_constraint")
     assert str(constraint.attrs["sharding"]) == '#sdy.sharding<@mesh, [{?}, {"mp"}]>'
 

@@ -131,7 +131,8 @@ class Parallelized:
         if not isinstance(sharding, NamedSharding):
             return None
         axes, ids = jax_mesh_axes(sharding.mesh)
-        if axes != list(zip(self.mesh.dim_names, self.mesh.shape)) or (ids is not None and ids != self.mesh.process_ids):
+        same_devices = ids is None or ids == self.mesh.process_ids
+        if axes != list(zip(self.mesh.dim_names, self.mesh.shape)) or not same_devices:
             return None
         if any(e is PartitionSpec.UNCONSTRAINED for e in sharding.spec):
             raise DistError(f"its sharding {sharding.spec} leaves dims unconstrained; give placements", value=label)
