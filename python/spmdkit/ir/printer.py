@@ -134,6 +134,10 @@ class _Writer:
             for s in items:
                 if isinstance(s, TensorSharding):
                     self.check_sharding(s, None, op.name, f"attribute {key}")
+                    if s.reduce_types:  # only value shardings carry their exact text beside them
+                        raise IRError(f"sharding {s} has unreduced axes of reduce types {dict(s.reduce_types)}, "
+                                      "which Shardy's text cannot hold in an attribute", op=op.name,
+                                      value=f"attribute {key}")
 
     # -- module --------------------------------------------------------------------------
     def module(self) -> str:
