@@ -8,11 +8,21 @@ runs `spmdkit.propagate` (Shardy's algorithm on the rules' factor tables), `"com
 `spmdkit.partition.complete_forward` (Paddle-style completion) instead; `spmdkit.partition`
 picks every collective; `to_jax` runs it. A new call with other shapes traces again.
 
-Placements: `in_placements` has one entry per positional argument: a placements list (one
-`Shard`/`Replicate` per mesh dim) for every array leaf of that argument, None (replicated), or
-for a dict argument a dict from key to such an entry (keys left out are replicated).
-`out_placements` likewise per result of `fn` (a tuple result: one entry per element); None
-leaves a result to the strategy (propagate: what propagation decided; complete: replicated).
+Placements: `in_placements` has one entry per positional argument, each a pytree prefix of
+that argument as JAX reads `in_shardings` (placement_trees.py): a placements list (one
+`Shard`/`Replicate` per mesh dim) or None applies to every array leaf below it; above them any
+container of the argument's own structure (dicts, lists, tuples, namedtuples, dataclasses,
+flax/equinox/optax trees; a dict may leave keys out). A leaf whose entry is None takes the
+placements of the array itself when it is a jax.Array (or ShapeDtypeStruct) laid out by a
+NamedSharding over this mesh's devices and axes (from `shard_tensor`, `jax.device_put`, a previous
+step's outputs), else it is replicated. `out_placements` likewise per result of `fn` (a tuple
+result: one entry per element); None leaves a result to the strategy (propagate: what
+propagation decided; complete: replicated).
+
+The step is traced on abstract values (shapes and dtypes), so how the arguments happen to be laid
+out never enters the program. Once traced, a call whose arrays are laid out otherwise (host
+arrays, other placements, another mesh) has them moved once, before the call, to the traced
+placements (`moved_args` names them); arrays already in place are passed as they are.
 """
 from __future__ import annotations
 
@@ -22,45 +32,40 @@ import numpy as np
 
 from .errors import DistError
 from .mesh import as_process_mesh
-from .placements import Replicate, is_placements, placements_of_spec, to_spec
+from .placement_trees import is_entry, leaf_entries
+from .placements import Replicate, placements_of_spec, to_spec
 from .tensor import is_placed, put_all
 
 STRATEGIES = ("propagate", "complete")
-
-
-def _is_entry(x) -> bool:
-    return x is None or is_placements(x)
+_NEVER = object()  # no leaf's aval is this
 
 
 def _expand(entries, tree, what: str) -> list:
     """One placements list (or None) per leaf of `tree` (a tuple of arguments or results)."""
-    if not isinstance(entries, (list, tuple)) or is_placements(entries) or len(entries) != len(tree):
-        raise DistError(f"{what} must have one entry per {'argument' if what == 'in_placements' else 'result'} "
-                        f"({len(tree)}), got {entries!r}")
+    kind = "argument" if what == "in_placements" else "result"
+    if is_entry(entries):  # one entry for everything, as jit(in_shardings=sharding)
+        entries = (entries,) * len(tree)
+    if not isinstance(entries, (list, tuple)) or len(entries) != len(tree):
+        raise DistError(f"{what} must have one entry per {kind} ({len(tree)}), got {entries!r:.200}")
     out: list = []
     for i, (entry, sub) in enumerate(zip(entries, tree)):
-        _expand_entry(entry, sub, f"{what}[{i}]", out)
+        out.extend(leaf_entries(entry, sub, f"{what}[{i}]"))
     return out
-
-
-def _expand_entry(entry, sub, where: str, out: list) -> None:
-    """An entry applies to every leaf of `sub`; a dict entry maps a dict's keys to entries."""
-    import jax
-    if _is_entry(entry):
-        out.extend([entry] * len(jax.tree_util.tree_leaves(sub)))
-    elif isinstance(entry, dict) and isinstance(sub, dict):
-        unknown = set(entry) - set(sub)
-        if unknown:
-            raise DistError(f"{where} names keys {sorted(map(str, unknown))} the value lacks")
-        for key in sorted(sub):  # jax flattens dicts in sorted key order
-            _expand_entry(entry.get(key), sub[key], f"{where}[{key!r}]", out)
-    else:
-        raise DistError(f"{where} must be a placements list, None, or a dict of them, got {entry!r}")
 
 
 def _labels(tree, prefix: str) -> list[str]:
     import jax
     return [prefix + jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+def _abstract(x):
+    """A leaf as the tracer should see it: jax arrays (and ShapeDtypeStructs) as shape, dtype and
+    weak type only, so their shardings stay out of the trace; numpy arrays and Python numbers
+    carry none and are traced as they are (Python numbers stay weakly typed)."""
+    import jax
+    if isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=bool(getattr(x, "weak_type", False)))
+    return x
 
 
 class Parallelized:
@@ -77,23 +82,27 @@ class Parallelized:
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = None
-        self._key = None
+        self._key = self._treedef = None
+        self._known: list = []
         self.in_shardings: dict[str, list] = {}
         self.out_shardings: dict[str, list] = {}
 
     # -- tracing -------------------------------------------------------------------------------
     def trace(self, *args) -> Parallelized:
-        """Import `fn` on these arguments, annotate, propagate (or complete), partition."""
+        """Import `fn` on these arguments, annotate, propagate (or complete), partition. The
+        arguments may be arrays of any placement or `jax.ShapeDtypeStruct`s."""
         import jax
 
         from ..ir import import_jax
         from ..partition import complete_forward, partition, to_jax
         leaves, in_def = jax.tree_util.tree_flatten(args)
         labels = _labels(args, "args")
-        arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in
-                         zip(labels, leaves, _expand(self.in_placements, args, "in_placements"))]
-        out_labels, result_shardings = self._result_shardings(args)
-        program = import_jax(self.fn, *args, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
+        entries = [e if e is not None else self._own_placements(x, label) for label, x, e in
+                   zip(labels, leaves, _expand(self.in_placements, args, "in_placements"))]
+        arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in zip(labels, leaves, entries)]
+        abstract = jax.tree_util.tree_unflatten(in_def, [_abstract(x) for x in leaves])
+        out_labels, result_shardings = self._result_shardings(abstract)
+        program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
                              arg_shardings=arg_shardings)
         program.main.result_shardings = result_shardings
         if self.strategy == "propagate":
@@ -104,11 +113,30 @@ class Parallelized:
         self.program, self.partitioned = program, parted
         self._run = to_jax(parted, self.mesh.jax_mesh())
         self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
+        self._labels = labels
+        self._treedef, self._known = in_def, [(_NEVER, _NEVER)] * len(labels)  # see __call__'s fast path
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
         self.out_shardings = {lab: placements_of_spec(self._named(layout).spec, self.mesh)
                               for lab, layout in zip(out_labels, parted.result_layouts)}
         self._key = _key_of(leaves, in_def)
         return self
+
+    def _own_placements(self, x, label: str):
+        """The placements `x` carries when it is laid out by a NamedSharding over this mesh
+        (same axes, same devices; a mesh without devices matches by axes); else None."""
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        from ..ir.jax_params import jax_mesh_axes
+        sharding = getattr(x, "sharding", None)
+        if not isinstance(sharding, NamedSharding):
+            return None
+        axes, ids = jax_mesh_axes(sharding.mesh)
+        same_devices = ids is None or ids == self.mesh.process_ids
+        if axes != list(zip(self.mesh.dim_names, self.mesh.shape)) or not same_devices:
+            return None
+        if any(e is PartitionSpec.UNCONSTRAINED for e in sharding.spec):
+            raise DistError(f"its sharding {sharding.spec} leaves dims unconstrained; give placements", value=label)
+        return placements_of_spec(sharding.spec, self.mesh)
 
     def _sharding(self, entry, shape, label: str):
         """The TensorSharding of one leaf's placements (None: replicated), checked against the
@@ -117,10 +145,10 @@ class Parallelized:
         spec = to_spec(entry or [Replicate()] * self.mesh.ndim, self.mesh, tuple(shape), label)
         return spec_to_sharding("mesh", self.mesh.sharding_mesh, spec, len(shape))
 
-    def _result_shardings(self, args):
+    def _result_shardings(self, abstract_args):
         """(labels, TensorSharding or None per result leaf) from out_placements."""
         import jax
-        out_shape = jax.eval_shape(self.fn, *args)
+        out_shape = jax.eval_shape(self.fn, *abstract_args)
         single = not isinstance(out_shape, tuple)
         out_tree = (out_shape,) if single else out_shape
         out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
@@ -145,25 +173,55 @@ class Parallelized:
             self.trace(*args)
         return leaves
 
+    def _place(self, leaves) -> list:
+        """The leaves laid out as the program takes them: those already in place as they are,
+        the rest moved together (a DistError naming the leaf when one cannot be moved). Every
+        array passed on is remembered by its (aval, sharding) objects for the fast path."""
+        named = self._arg_named
+        todo = [i for i, (x, s) in enumerate(zip(leaves, named)) if not is_placed(x, s)]
+        placed = leaves
+        if todo:
+            try:
+                placed = put_all(leaves, named)
+            except Exception as e:  # noqa: BLE001 - name the leaf that could not be moved
+                for i in todo:
+                    try:
+                        put_all([leaves[i]], [named[i]])
+                    except Exception as inner:  # noqa: BLE001
+                        raise DistError(f"cannot lay it out as {named[i].spec} on {self.mesh}: "
+                                        f"{type(inner).__name__}: {inner}", value=self._labels[i]) from inner
+                raise DistError(f"cannot lay the arguments out as traced: {type(e).__name__}: {e}") from e
+        self._known = [(x.aval, x.sharding) for x in placed]
+        return placed
+
     # -- running -------------------------------------------------------------------------------
     def __call__(self, *args):
         import jax
-        leaves = self._ensure(args)
-        flat = put_all(leaves, self._arg_named)
-        outs = jax.tree_util.tree_unflatten(self._out_def, list(self._run(*flat)))
-        return outs
+        leaves, treedef = jax.tree_util.tree_flatten(args)
+        if self._treedef is not None and treedef == self._treedef:
+            # Fast path: every leaf carries the very aval and sharding objects of an array passed
+            # before (a jitted program's outputs share them from call to call), so its shape,
+            # dtype and layout are those already checked: no check, no copy.
+            for x, (aval, sharding) in zip(leaves, self._known):
+                if getattr(x, "aval", None) is not aval or x.sharding is not sharding:
+                    break
+            else:
+                return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*leaves)))
+        if _key_of(leaves, treedef) != self._key:
+            self.trace(*args)
+        return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*self._place(leaves))))
 
     def moved_args(self, *args) -> list[str]:
         """The argument leaves (by label) not already laid out as this program takes them: each
         is copied before a call, a collective outside the plan when it must be resharded (e.g. a
         training step whose outputs come back split another way than its inputs)."""
         leaves = self._ensure(args)
-        return [label for label, x, s in zip(self.in_shardings, leaves, self._arg_named) if not is_placed(x, s)]
+        return [label for label, x, s in zip(self._labels, leaves, self._arg_named) if not is_placed(x, s)]
 
     def lower(self, *args):
         """The jitted shard_map program lowered for these arguments (`.compile().as_text()`)."""
         leaves = self._ensure(args)
-        return self._run.lower(*put_all(leaves, self._arg_named))
+        return self._run.lower(*self._place(leaves))
 
     # -- inspection ----------------------------------------------------------------------------
     @property
@@ -184,7 +242,8 @@ class Parallelized:
 
 def _key_of(leaves, treedef):
     # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
-    return treedef, tuple((np.shape(x), x.dtype if hasattr(x, "dtype") else np.result_type(x)) for x in leaves)
+    return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
+                          for x in leaves)
 
 
 def _propagate(program) -> None:

@@ -49,6 +49,7 @@ def dim_axes(placements: Sequence[Placement], mesh: ProcessMesh, shape, value: s
         raise DistError(f"partial mesh dims with mixed reduce types {sorted(kinds)}", value=value)
     dims = []
     for d, entries in enumerate(split):
+        _check_orders(placements, d, mesh, value)
         axes = tuple(n for _, n in sorted(entries))
         parts = 1
         for a in axes:
@@ -58,6 +59,22 @@ def dim_axes(placements: Sequence[Placement], mesh: ProcessMesh, shape, value: s
                             f"({parts} parts)", value=value)
         dims.append(axes)
     return dims, partial, (kinds.pop() if kinds else None)
+
+
+def _check_orders(placements, dim: int, mesh: ProcessMesh, value: str) -> None:
+    """The mesh dims splitting tensor dim `dim` have one order: none carries shard_order (mesh
+    order), or all do with distinct orders."""
+    on_dim = [(mesh.dim_names[i], p.shard_order) for i, p in enumerate(placements)
+              if isinstance(p, Shard) and p.dim == dim]
+    if len(on_dim) < 2:
+        return
+    orders = [o for _, o in on_dim]
+    if all(o is None for o in orders):
+        return
+    if any(o is None for o in orders) or len(set(orders)) != len(orders):
+        shown = ", ".join(f"{n}: shard_order={o}" for n, o in on_dim)
+        raise DistError(f"dim {dim} is split over mesh dims in an ambiguous order ({shown}); give every "
+                        "Shard of the dim a distinct shard_order, or none (mesh order)", value=value)
 
 
 def to_spec(placements, mesh: ProcessMesh, shape, value: str = "tensor"):

@@ -18,8 +18,13 @@
   branches read their operands from the enclosing block), both ending in `stablehlo.return`.
 - `scan` becomes the while loop JAX itself would run (index, dynamic slices of the scanned
   inputs, dynamic updates of the stacked outputs), traced by JAX and imported in its place.
-- `sharding_constraint` becomes `sdy.sharding_constraint` (attribute `sharding`; unconstrained
-  dims are open dims).
+- `sharding_constraint` (`jax.lax.with_sharding_constraint`) and `reshard`
+  (`jax.sharding.reshard`) become `sdy.sharding_constraint` (attribute `sharding`; unconstrained
+  dims are open dims): both say "this value is laid out so", which propagation and the
+  partitioner honour.
+- Other params holding a NamedSharding (JAX writes them for arrays on an explicit mesh) become
+  `#sdy.sharding` attributes (jax_params). A sharding's mesh is the program's mesh of the same
+  axes when it has no devices (JAX's AbstractMesh inside a trace).
 """
 from __future__ import annotations
 
@@ -131,7 +136,7 @@ class _Importer:
                 results = self.case(block, eqn, operands, result_types, env, here)
             elif prim == "scan":
                 results = self.scan(block, eqn, operands, here)
-            elif prim == "sharding_constraint":
+            elif prim in ("sharding_constraint", "reshard"):
                 results = self.sharding_constraint(block, eqn, operands, result_types, here)
             else:
                 results = self.rule_op(block, eqn, operands, result_types, here)
@@ -149,7 +154,8 @@ class _Importer:
                                      f"supported (supported: {', '.join(sorted(CALL_PRIMITIVES))}, shard_map, "
                                      f"while, cond, scan)", op=f"jax.{prim}")
         try:
-            attrs = attrs_from_params(prim, eqn.params)
+            rank = result_types[0].rank if result_types else None  # the shardings JAX writes are its result's
+            attrs = attrs_from_params(prim, eqn.params, lambda named, where: self.sharding_attr(named, where, rank))
         except ParamError as e:
             raise JaxImportError(f"{here}: {e.reason}", op=f"jax.{prim}") from None
         op = Op.create(f"jax.{prim}", operands, result_types, attrs, location=_location(eqn, here))
@@ -251,14 +257,20 @@ class _Importer:
         return [self.read(block, env, v, here) for v in sub.jaxpr.outvars]
 
     def sharding_constraint(self, block, eqn, operands, result_types, here) -> list[Value]:
-        named = eqn.params["sharding"]
+        prim = eqn.primitive.name
+        named = eqn.params["sharding" if prim == "sharding_constraint" else "dst_sharding"]
         mesh_obj, spec = getattr(named, "mesh", None), getattr(named, "spec", None)
         if mesh_obj is None or spec is None:
             raise JaxImportError(f"{here}: only NamedSharding constraints are supported, got {type(named).__name__}",
-                                 op="jax.sharding_constraint")
-        mesh_name = self.mesh_name(mesh_obj)
-        sharding = spec_to_sharding(mesh_name, self.program.meshes[mesh_name], spec, result_types[0].rank,
-                                    open_dims=eqn.params.get("unconstrained_dims", ()))
+                                 op=f"jax.{prim}")
+        if len(operands) != 1:
+            raise JaxImportError(f"{here}: a constraint of {len(operands)} values (one expected)", op=f"jax.{prim}")
+        try:
+            mesh_name = self.mesh_name(mesh_obj)
+            sharding = spec_to_sharding(mesh_name, self.program.meshes[mesh_name], spec, result_types[0].rank,
+                                        open_dims=eqn.params.get("unconstrained_dims", ()))
+        except JaxImportError as e:
+            raise JaxImportError(f"{here}: {e.reason}", op=f"jax.{prim}") from None
         op = Op.create("sdy.sharding_constraint", operands, result_types, {"sharding": sharding},
                        location=_location(eqn, here))
         return block.append(op).results
@@ -286,7 +298,23 @@ class _Importer:
         return name
 
     def mesh_name(self, jax_mesh) -> str:
+        """The program's name of a jax mesh; a mesh without devices (an AbstractMesh, as JAX
+        writes into traces) is the known mesh of the same axes when there is one."""
+        axes, ids = jax_mesh_axes(jax_mesh)
+        if ids is None:
+            for name, known in self.program.meshes.items():
+                if [(a.name, a.size) for a in known.axes] == axes:
+                    return name
         return register_mesh(self.program, mesh_from_jax(jax_mesh))
+
+    def sharding_attr(self, named, where: str, rank: Optional[int]):
+        """A NamedSharding param as a TensorSharding on the program's mesh (jax_params)."""
+        try:
+            mesh_name = self.mesh_name(named.mesh)
+            rank = len(named.spec) if rank is None or rank < len(named.spec) else rank
+            return spec_to_sharding(mesh_name, self.program.meshes[mesh_name], named.spec, rank)
+        except JaxImportError as e:
+            raise ParamError(f"{where}: {e.reason}") from None
 
 
 # -- shardings ---------------------------------------------------------------------------------

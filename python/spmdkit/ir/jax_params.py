@@ -10,6 +10,12 @@ interpreter binds the primitive with them. Encodings:
 - enums (mode, precision, rounding_method) -> member names;
 - dimension-number tuples -> one list attribute per field (scatter's `operand_batching_dims`
   is `input_batching_dims`, as StableHLO names it); pad's `padding_config` -> flat (lo, hi, in)*;
+  conv_general_dilated's `padding` pairs -> flat (lo, hi)* (what the rule reads);
+- shardings (NamedSharding params: broadcast_in_dim's `sharding`, a reduction's `out_sharding`,
+  ... put there by JAX for arrays laid out on an explicit mesh) -> `#sdy.sharding` attributes on
+  the program's mesh of the same axes, their names listed in `jax.sharding_params`. They say how
+  JAX laid the result out, not what it is: rebuilt as None, so that the value is computed alike
+  globally (ir.evaluate) and on local blocks inside a shard_map (partition.execute);
 - params that are None -> omitted, their names listed in the attribute `jax.none_params`;
 - sets -> sorted lists, their names listed in `jax.set_params`;
 - a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype).
@@ -27,6 +33,7 @@ from .errors import AttributeConversionError
 
 NONE_PARAMS = "jax.none_params"
 SET_PARAMS = "jax.set_params"  # names of params that are sets (kept as sorted lists)
+SHARDING_PARAMS = "jax.sharding_params"  # names of params that were NamedShardings (kept as TensorShardings)
 
 DTYPE_PARAMS = frozenset({"new_dtype", "dtype", "preferred_element_type", "index_dtype", "out_dtype",
                           "accumulation_type", "input_dtype", "output_dtype"})
@@ -75,11 +82,14 @@ def encode_value(value, where: str):
     raise ParamError(f"{where}: cannot keep a param of type {type(value).__name__} ({value!r:.80}) as an attribute")
 
 
-def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The attributes of a `jax.<prim>` op (structural params left out; the caller handles them)."""
+def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) -> dict[str, Any]:
+    """The attributes of a `jax.<prim>` op (structural params left out; the caller handles them).
+    `sharding_attr(named_sharding, where)` turns a NamedSharding param into an attribute (the
+    importer's, which knows the program's meshes); without it such a param is refused."""
     attrs: dict[str, Any] = {}
     nones: list[str] = []
     sets: list[str] = []
+    shardings: list[str] = []
     dnums = _dimension_number_classes()
     for key, value in params.items():
         where = f"jax.{prim}: param {key!r}"
@@ -105,6 +115,11 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
                 attrs[renames.get(field, field)] = encode_value(getattr(value, field), where)
         elif key == "padding_config" and prim == "pad":
             attrs[key] = [int(x) for triple in value for x in triple]
+        elif key == "padding" and prim == "conv_general_dilated" and not isinstance(value, str):
+            attrs[key] = [int(x) for pair in value for x in pair]
+        elif sharding_attr is not None and _is_named_sharding(value):
+            attrs[key] = sharding_attr(value, where)
+            shardings.append(key)
         elif isinstance(value, (frozenset, set)):
             attrs[key] = sorted((encode_value(v, where) for v in value), key=repr)
             sets.append(key)
@@ -114,7 +129,14 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
         attrs[NONE_PARAMS] = sorted(nones)
     if sets:
         attrs[SET_PARAMS] = sorted(sets)
+    if shardings:
+        attrs[SHARDING_PARAMS] = sorted(shardings)
     return attrs
+
+
+def _is_named_sharding(value) -> bool:
+    from jax.sharding import NamedSharding
+    return isinstance(value, NamedSharding)
 
 
 # -- attributes -> params -----------------------------------------------------------------
@@ -133,6 +155,9 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
     attrs = dict(attrs)
     params: dict[str, Any] = {k: None for k in attrs.pop(NONE_PARAMS, [])}
     sets = set(attrs.pop(SET_PARAMS, []))
+    for key in attrs.pop(SHARDING_PARAMS, []):  # a layout hint, not part of the value (module doc)
+        attrs.pop(key, None)
+        params[key] = None
     enums = _enum_classes()
     dnums = _dimension_number_classes()
     if prim == "dot_general":
@@ -156,6 +181,11 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
         if len(flat) % 3:
             raise ParamError(f"jax.pad: padding_config has {len(flat)} entries, not a multiple of 3")
         params["padding_config"] = tuple(tuple(flat[i:i + 3]) for i in range(0, len(flat), 3))
+    if prim == "conv_general_dilated" and isinstance(attrs.get("padding"), list):
+        flat = attrs.pop("padding")
+        if len(flat) % 2:
+            raise ParamError(f"jax.conv_general_dilated: padding has {len(flat)} entries, not (lo, hi) pairs")
+        params["padding"] = tuple((int(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2))
     if prim in _SCATTERS:
         params["update_consts"] = ()
         params["update_jaxpr"] = _scatter_update_jaxpr(_SCATTERS[prim], operand_dtypes)

@@ -26,7 +26,7 @@ import os
 from functools import lru_cache
 from typing import Optional
 
-from ..sharding import ShardingError, parse_mesh
+from ..sharding import ShardingError, parse_mesh, parse_sharding
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
 from .core import Block, Function, Op, Program, Region
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
@@ -37,6 +37,8 @@ PADDLE_PREFIX = "paddle."
 JAX_PREFIX = "jax."
 # sdy.propagation_barrier's direction is an i32 enum in MLIR; the IR keeps its name.
 DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
+# the printer's exact text of a sharding whose unreduced axes have reduce types Shardy's text lacks
+EXACT_SHARDING = "spmdkit.exact_sharding"
 
 
 @lru_cache(maxsize=1)
@@ -179,7 +181,15 @@ class _Importer:
             self.fail(IRVerifyError, f"{what}: {e}", operation, value=what)
 
     def sharding_of(self, d: dict, operation, what: str):
+        if EXACT_SHARDING in d:  # the printer's exact text of reduce types Shardy's text lacks
+            return self.exact(ir.StringAttr(d[EXACT_SHARDING]).value, operation, what)
         return self.convert(d["sdy.sharding"], operation, what)[0] if "sdy.sharding" in d else None
+
+    def exact(self, text: str, operation, what: str):
+        try:
+            return parse_sharding(text)
+        except ShardingError as e:
+            self.fail(IRVerifyError, f"{what}: {e}", operation, value=what)
 
     # -- blocks and ops --------------------------------------------------------------------
     def block(self, mblock, owner, arg_attrs=None) -> Block:
@@ -228,6 +238,9 @@ class _Importer:
             op.attrs[key] = value
             if pin is not None and pin != default_pin(name, key):
                 op.attr_types[key] = pin
+        for r, text in zip(op.results, op.attrs.pop(EXACT_SHARDING, None) or ()):
+            if text:
+                r.sharding = self.exact(text, operation, EXACT_SHARDING)
         for r, res in zip(op.results, operation.results):
             self.values[res] = r
         if self.namer is not None:
@@ -246,7 +259,7 @@ def _dict_list(attrs, key: str) -> list[dict]:
 
 
 def _without_sharding(d: dict) -> dict:
-    return {k: _plain(v) for k, v in d.items() if k != "sdy.sharding"}
+    return {k: _plain(v) for k, v in d.items() if k not in ("sdy.sharding", EXACT_SHARDING)}
 
 
 def _plain(attr):

@@ -5,6 +5,11 @@ and verify it, and print the module with MLIR's printer: sdy/stablehlo/func ops 
 pretty forms, `"paddle.<name>"` and `"jax.<primitive>"` in the generic form. So what we print is
 by construction text MLIR reads, and `to_mlir_module` is the same parse.
 
+Shardy's text has no reduce type for unreduced axes (all are pending sums). A value sharding with
+other types (`unreduced_max={"mp"}`: a max over a vocab split, left for later) is written to MLIR
+with those axes as `unreduced`, and its exact spmdkit text beside it in the discardable string
+attribute `spmdkit.exact_sharding` (per result on ops), which the reader (mlir_import) puts back.
+
 Before MLIR sees the text we check every sharding (known mesh, known axes, rank of its value),
 so a program built in Python gets errors that name its op and value, not a line of text the user
 never saw; whatever MLIR still rejects is mapped back to the op on that line.
@@ -18,7 +23,19 @@ from .attributes import attr_name, default_pin, quote_string, symbol_ref, to_tex
 from .core import Block, Function, Op, Program, Value
 from .errors import IRError, ShardingRankError, UnknownAxisError, UnknownMeshError
 from .mlir_context import parse_module, print_module
-from .mlir_import import DIRECTIONS, PADDLE_PREFIX
+from .mlir_import import DIRECTIONS, EXACT_SHARDING, PADDLE_PREFIX
+
+
+def _for_mlir(s):
+    """The sharding MLIR reads: unreduced axes of any reduce type written as Shardy's (sum)."""
+    return s.replace(reduce_types=()) if isinstance(s, TensorSharding) and s.reduce_types else s
+
+
+def _with_exact(extra: dict, s) -> None:
+    """`extra`'s sdy.sharding (and its exact text when MLIR's form loses reduce types)."""
+    extra["sdy.sharding"] = _for_mlir(s)
+    if s.reduce_types:
+        extra[EXACT_SHARDING] = s.to_text()
 
 
 def mlir_op_name(name: str) -> str:
@@ -117,6 +134,10 @@ class _Writer:
             for s in items:
                 if isinstance(s, TensorSharding):
                     self.check_sharding(s, None, op.name, f"attribute {key}")
+                    if s.reduce_types:  # only value shardings carry their exact text beside them
+                        raise IRError(f"sharding {s} has unreduced axes of reduce types {dict(s.reduce_types)}, "
+                                      "which Shardy's text cannot hold in an attribute", op=op.name,
+                                      value=f"attribute {key}")
 
     # -- module --------------------------------------------------------------------------
     def module(self) -> str:
@@ -146,7 +167,7 @@ class _Writer:
             self.check_sharding(a.sharding, a.type, where, f"argument {i}")
             extra = dict(fn.arg_attrs[i]) if i < len(fn.arg_attrs) else {}
             if a.sharding is not None:
-                extra["sdy.sharding"] = a.sharding
+                _with_exact(extra, a.sharding)
             text = f"{self.define(a, 'arg')}: {a.type}"
             if extra:
                 text += " " + self.attr_dict(extra, {}, f"{where} argument {i}")
@@ -157,7 +178,7 @@ class _Writer:
             self.check_sharding(s, t, where, f"result {i}")
             extra = dict(fn.result_attrs[i]) if i < len(fn.result_attrs) else {}
             if s is not None:
-                extra["sdy.sharding"] = s
+                _with_exact(extra, s)
             results.append(str(t) + (" " + self.attr_dict(extra, {}, f"{where} result {i}") if extra else ""))
         vis = f"{fn.visibility} " if fn.visibility else ""
         head = f"  func.func {vis}{symbol_ref(fn.name)}(" + ", ".join(args) + ") -> (" + ", ".join(results) + ")"
@@ -189,7 +210,9 @@ class _Writer:
         if any(s is not None for s in shardings):
             for i, (r, s) in enumerate(zip(op.results, shardings)):
                 self.check_sharding(s, r.type, op.name, f"result {i}")
-            attrs["sdy.sharding"] = _per_value(shardings, op.results)
+            attrs["sdy.sharding"] = _per_value([_for_mlir(s) for s in shardings], op.results)
+            if any(s is not None and s.reduce_types for s in shardings):
+                attrs[EXACT_SHARDING] = [s.to_text() if s is not None and s.reduce_types else "" for s in shardings]
         for key in attrs:
             if key not in types and default_pin(name, key):
                 types[key] = default_pin(name, key)

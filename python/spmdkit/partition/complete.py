@@ -33,7 +33,9 @@ def complete_forward(program, function: str | None = None, overwrite: bool = Fal
         if op.name in SOURCE_OPS:
             layouts = [replicated(v.type.rank) for v in op.results]
         elif op.name in IDENTITY_OPS:
-            layouts = [layout_of_value(op.result if op.result.sharding is not None else op.operands[0], pm)]
+            steer = op.attrs.get("sharding")  # a constraint's or reshard's sharding is its attribute
+            layouts = [layout_of_sharding(steer, op.result.type.rank, pm, f"result of '{op.name}'") if steer is not None
+                       else layout_of_value(op.result if op.result.sharding is not None else op.operands[0], pm)]
         else:
             _, layouts = op_layouts(op, {id(v): layout_of_value(v, pm) for v in op.operands}, pm)
         for value, layout in zip(op.results, layouts):

@@ -77,7 +77,9 @@ class _Partitioner:
             operands, results = [], [replicated(v.type.rank) for v in op.results]
         elif op.name in IDENTITY_OPS:
             v = op.operands[0]
-            target = layout_of_value(op.result, self.pm) if op.result.sharding is not None else self.versions[id(v)][0]
+            steer = op.attrs.get("sharding", op.result.sharding)  # a constraint's (reshard's) sharding: its attribute
+            target = (layout_of_sharding(steer, v.type.rank, self.pm, value_name(v)) if steer is not None
+                      else self.versions[id(v)][0])
             operands, results = [target], [target]
         else:
             desired = {id(v): layout_of_value(v, self.pm) if v.sharding is not None else self.versions[id(v)][0]

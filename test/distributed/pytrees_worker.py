@@ -1,0 +1,172 @@
+"""Runs parallelize on steps whose parameters sit in lists, namedtuples, dataclasses, flax (nnx and
+linen), equinox modules and optax optimizer states, with placements written as pytree prefixes,
+on a 2x2 mesh of 8 virtual CPU devices; prints one JSON line per case with the largest
+difference from one device (every output leaf: new params, optimizer state, loss, gradients)
+over a few steps. Started by test_dist_pytrees.py in a fresh process."""
+import dataclasses
+import json
+import os
+import sys
+from typing import NamedTuple
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from spmdkit.distributed import ProcessMesh, Replicate, Shard, parallelize  # noqa: E402
+
+MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+R = Replicate()
+COL, ROW, BATCH = [R, Shard(1)], [R, Shard(0)], [Shard(0), R]
+STEPS = 3
+
+
+def _max_diff(a, b) -> float:
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    return max(float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)), initial=0.0))
+               for x, y in zip(la, lb))
+
+
+def run(step, args, placements, carry, steps=STEPS) -> dict:
+    """`steps` steps of ours and of jax.jit(step) on one device, each fed its own outputs."""
+    ours, ref = parallelize(step, MESH, placements), jax.jit(step)
+    a, b, diffs, losses = args, args, [], []
+    for _ in range(steps):
+        out, want = ours(*a), ref(*b)
+        diffs.append(_max_diff(out, want))
+        losses.append(float(want[-2]))
+        a, b = carry(a, out), carry(b, want)
+    return {"diffs": diffs, "losses": losses, "leaves": len(jax.tree_util.tree_leaves(args)),
+            "moved": ours.moved_args(*a), "shardings": {k: repr(v) for k, v in ours.in_shardings.items()}}
+
+
+def _data(key, n=8, d_in=8, d_out=4):
+    kx, ky = jax.random.split(jax.random.PRNGKey(key))
+    return jax.random.normal(kx, (n, d_in)), jax.random.normal(ky, (n, d_out))
+
+
+def _sgd(loss):
+    def step(params, *batch):
+        value, grads = jax.value_and_grad(loss)(params, *batch)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads), value, grads
+    return step
+
+
+class Batch(NamedTuple):
+    x: jax.Array
+    y: jax.Array
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Head:
+    w: jax.Array
+    b: jax.Array
+
+
+def lists_case() -> dict:
+    """{"layers": [dict, dict, dict]} params, a dataclass head, a namedtuple batch."""
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    sizes = [8, 16, 16, 16]
+    layers = [{"w": 0.3 * jax.random.normal(keys[i], (sizes[i], sizes[i + 1])), "b": jnp.zeros(sizes[i + 1])}
+              for i in range(3)]
+    params = {"layers": layers, "head": Head(0.3 * jax.random.normal(keys[3], (16, 4)), jnp.zeros(4))}
+
+    def loss(p, batch):
+        h = batch.x
+        for layer in p["layers"]:
+            h = jnp.tanh(h @ layer["w"] + layer["b"])
+        return jnp.mean((h @ p["head"].w + p["head"].b - batch.y) ** 2)
+    placements = ({"layers": [{"w": COL, "b": [R, Shard(0)]}, {"w": ROW}, {"w": COL, "b": None}],
+                   "head": Head(w=ROW, b=None)},
+                  Batch(x=BATCH, y=BATCH))
+    row = run(_sgd(loss), (params, Batch(*_data(1))), placements, lambda a, o: (o[0], a[1]))
+    return {"case": "lists", **row}
+
+
+def optax_case() -> dict:
+    import optax
+    params = {"w1": 0.3 * jax.random.normal(jax.random.PRNGKey(2), (8, 16)), "b1": jnp.zeros(16),
+              "w2": 0.3 * jax.random.normal(jax.random.PRNGKey(3), (16, 4))}
+    opt = optax.adamw(1e-2)
+    state = opt.init(params)
+
+    def loss(p, x, y):
+        return jnp.mean((jnp.tanh(x @ p["w1"] + p["b1"]) @ p["w2"] - y) ** 2)
+
+    def step(p, s, x, y):
+        value, grads = jax.value_and_grad(loss)(p, x, y)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, value, grads
+    pp = {"w1": COL, "b1": [R, Shard(0)], "w2": ROW}
+    # the moments split like their params, the step count replicated: a namedtuple prefix
+    sp = tuple(s._replace(count=None, mu=pp, nu=pp) if isinstance(s, optax.ScaleByAdamState) else s for s in state)
+    x, y = _data(4)
+    row = run(step, (params, state, x, y), (pp, sp, BATCH, BATCH), lambda a, o: (o[0], o[1], a[2], a[3]))
+    return {"case": "optax", **row}
+
+
+def nnx_case() -> dict:
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(8, 16, rngs=rngs)
+            self.l2 = nnx.Linear(16, 4, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(jnp.tanh(self.l1(x)))
+    graphdef, state = nnx.split(MLP(nnx.Rngs(0)))
+
+    def loss(s, x, y):
+        return jnp.mean((nnx.merge(graphdef, s)(x) - y) ** 2)
+    # a plain dict stands for nnx.State; left-out keys (l1.bias, l2.bias) are replicated
+    pl = {"l1": {"kernel": COL}, "l2": {"kernel": ROW}}
+    row = run(_sgd(loss), (state, *_data(5)), (pl, BATCH, BATCH), lambda a, o: (o[0], a[1], a[2]))
+    return {"case": "flax_nnx", **row}
+
+
+def linen_case() -> dict:
+    from flax import linen as nn
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(4)(jnp.tanh(nn.Dense(16)(x)))
+    model = MLP()
+    x, y = _data(6)
+    variables = model.init(jax.random.PRNGKey(0), x)
+
+    def loss(v, x, y):
+        return jnp.mean((model.apply(v, x) - y) ** 2)
+    pl = {"params": {"Dense_0": {"kernel": COL, "bias": [R, Shard(0)]}, "Dense_1": {"kernel": ROW}}}
+    row = run(_sgd(loss), (variables, x, y), (pl, BATCH, BATCH), lambda a, o: (o[0], a[1], a[2]))
+    return {"case": "flax_linen", **row}
+
+
+def equinox_case() -> dict:
+    import equinox as eqx
+    model = eqx.nn.MLP(8, 4, width_size=16, depth=2, activation=jnp.tanh, key=jax.random.PRNGKey(7))
+    params, static = eqx.partition(model, eqx.is_array)
+
+    def loss(p, x, y):
+        return jnp.mean((jax.vmap(eqx.combine(p, static))(x) - y) ** 2)
+    # an equinox module of placements: the same module with placement lists where the arrays are
+    by_path = {".layers[0].weight": [R, Shard(0)], ".layers[1].weight": COL, ".layers[2].weight": COL}
+    pl = jax.tree_util.tree_map_with_path(lambda path, _: by_path.get(jax.tree_util.keystr(path)), params)
+    row = run(_sgd(loss), (params, *_data(8)), (pl, BATCH, BATCH), lambda a, o: (o[0], a[1], a[2]))
+    return {"case": "equinox", **row}
+
+
+CASES = {"lists": lists_case, "optax": optax_case, "flax_nnx": nnx_case, "flax_linen": linen_case,
+         "equinox": equinox_case}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        try:
+            print(json.dumps(CASES[name]()), flush=True)
+        except Exception as e:  # report the case's failure as its row, keep going
+            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:2000]}), flush=True)
