@@ -65,17 +65,23 @@ def _slice_sizes(ctx: Context, attrs: dict) -> None:
 
 
 def _pad(ctx: Context, attrs: dict) -> None:
+    """Padding is global: a split dim must be unpadded (then the local op pads nothing there)."""
     config = attrs["padding_config"]
     padded = [d for d in range(len(config) // 3) if any(config[3 * d:3 * d + 3])]
     ctx.require_whole(ctx.operands[0], padded, "padding_config")
 
 
 def _slice(ctx: Context, attrs: dict) -> None:
+    """A split dim passes through whole ([0:size:1], the rule keeps cut dims whole): its limit
+    becomes the local size. Cut dims keep their global bounds (they are whole here)."""
     shape = ctx.op.operands[0].type.shape
-    starts, limits = attrs["start_indices"], attrs["limit_indices"]
-    strides = attrs.get("strides") or [1] * len(shape)
+    layout = ctx.operands[0]
+    starts, limits = list(attrs["start_indices"]), list(attrs["limit_indices"])
+    strides = list(attrs.get("strides") or [1] * len(shape))
     cut = [d for d in range(len(shape)) if (starts[d], limits[d], strides[d]) != (0, shape[d], 1)]
-    ctx.require_whole(ctx.operands[0], cut, "start_indices")
+    ctx.require_whole(layout, cut, "start_indices")
+    local = layout.local_shape(ctx.pm.spec, shape)
+    attrs["limit_indices"] = [local[d] if layout.dims[d] else limits[d] for d in range(len(shape))]
 
 
 def _split(ctx: Context, attrs: dict) -> None:

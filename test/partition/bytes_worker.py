@@ -1,0 +1,81 @@
+"""Trains issue 18's models (models_issue18.py) with spmdkit.distributed.parallelize on 8 virtual
+CPU devices (2x2x2: dp, fsdp, mp) against one device, and measures in the same run the bytes our
+compiled program moves and the bytes XLA's own partitioning (jax.jit with the same NamedShardings
+in and out) moves. Prints one JSON line per model named on the command line (default: all).
+
+Started in a fresh process (XLA_FLAGS must be set before JAX starts) by
+test_partition_slices_bytes.py and benchmarks/bytes_vs_xla.py.
+"""
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+sys.path.insert(0, str(Path(__file__).parent))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
+
+import models_issue18 as models  # noqa: E402
+from spmdkit.distributed import parallelize  # noqa: E402
+from spmdkit.distributed.compare import compiled_report, xla_auto_report  # noqa: E402
+from spmdkit.distributed.parallelize import flat_placements  # noqa: E402
+from spmdkit.distributed.placements import to_spec  # noqa: E402
+
+STEPS = 3
+
+
+def max_abs(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)), initial=0.0))
+
+
+def named_tree(mesh, entries, tree, what):
+    jm = mesh.jax_mesh()
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    named = [NamedSharding(jm, to_spec(e, mesh, np.shape(x)) if e else PartitionSpec())
+             for e, x in zip(flat_placements(entries, tree, what), leaves)]
+    return jax.tree_util.tree_unflatten(treedef, named)
+
+
+def run(name: str, strategy: str = "propagate") -> dict:
+    params, inputs, targets, loss_fn, pp, bp = models.MODELS[name]()
+    step = models.train_step_of(loss_fn)
+    mesh = models.mesh()
+    args = (params, inputs, targets)
+    t0 = time.perf_counter()
+    ours = parallelize(step, mesh, (pp, bp, bp), out_placements=(pp, None, pp), strategy=strategy,
+                       example_args=args)
+    partition_s = time.perf_counter() - t0
+    hlo = compiled_report(ours.lower(*args).compile().as_text())
+    in_sh = named_tree(mesh, (pp, bp, bp), args, "in_placements")
+    out_sh = named_tree(mesh, (pp, None, pp), jax.eval_shape(step, *args), "out_placements")
+    xla, _ = xla_auto_report(step, args, in_sh, out_sh)
+    reference = jax.jit(step)
+    diffs = {"loss": 0.0, "grads": 0.0, "params": 0.0}
+    p_ours = p_ref = params
+    losses = []
+    for _ in range(STEPS):
+        new_ours, loss, grads = ours(p_ours, inputs, targets)
+        new_ref, ref_loss, ref_grads = reference(p_ref, inputs, targets)
+        losses.append(float(ref_loss))
+        diffs["loss"] = max(diffs["loss"], abs(float(loss) - float(ref_loss)))
+        diffs["grads"] = max(diffs["grads"], max(max_abs(grads[k], ref_grads[k]) for k in ref_grads))
+        diffs["params"] = max(diffs["params"], max(max_abs(new_ours[k], new_ref[k]) for k in new_ref))
+        p_ours, p_ref = new_ours, new_ref
+    plan = ours.plan
+    return {"model": name, "strategy": strategy, "losses": losses, "diffs": diffs,
+            "plan_counts": plan.collectives, "plan_bytes": plan.bytes_per_device,
+            "hlo_counts": hlo["counts"], "hlo_bytes": hlo["bytes"],
+            "xla_counts": xla["counts"], "xla_bytes": xla["bytes"], "partition_s": partition_s}
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or list(models.MODELS):
+        try:
+            row = run(name)
+        except Exception as e:  # one failing model must not hide the others' numbers
+            row = {"model": name, "error": f"{type(e).__name__}: {e}"[:2000]}
+        print(json.dumps(row), flush=True)
