@@ -24,6 +24,13 @@ from spmdkit.distributed import parallelize  # noqa: E402
 from spmdkit.distributed.compare import compiled_report, xla_auto_report  # noqa: E402
 from spmdkit.distributed.parallelize import flat_placements  # noqa: E402
 from spmdkit.distributed.placements import to_spec  # noqa: E402
+from spmdkit.partition import partition, to_jax  # noqa: E402
+from spmdkit.reshard import CostModel  # noqa: E402
+from spmdkit.reshard.cost import INTER_NODE, INTRA_NODE, AxisLink  # noqa: E402
+from spmdkit.reshard.execute_jax import partition_spec  # noqa: E402
+
+# the planner's bandwidth-only model (no latency term): every choice minimises bytes
+BANDWIDTH_ONLY = CostModel(intra=AxisLink(0.0, INTRA_NODE.gbytes_per_s), inter=AxisLink(0.0, INTER_NODE.gbytes_per_s))
 
 STEPS = 3
 
@@ -40,6 +47,36 @@ def named_tree(mesh, entries, tree, what):
     return jax.tree_util.tree_unflatten(treedef, named)
 
 
+def train(fn, params, inputs, targets, reference) -> dict:
+    """Max differences to one device over STEPS SGD steps, feeding the new params back."""
+    diffs = {"loss": 0.0, "grads": 0.0, "params": 0.0}
+    p_ours = p_ref = params
+    for _ in range(STEPS):
+        new_ours, loss, grads = fn(p_ours, inputs, targets)
+        new_ref, ref_loss, ref_grads = reference(p_ref, inputs, targets)
+        diffs["loss"] = max(diffs["loss"], abs(float(loss) - float(ref_loss)))
+        diffs["grads"] = max(diffs["grads"], max(max_abs(grads[k], ref_grads[k]) for k in ref_grads))
+        diffs["params"] = max(diffs["params"], max(max_abs(new_ours[k], new_ref[k]) for k in new_ref))
+        p_ours, p_ref = new_ours, new_ref
+    return diffs
+
+
+def bandwidth_only(ours, step, args):
+    """The same propagated program partitioned with the bandwidth-only cost model, as a function
+    of the step's arguments (pytrees in and out) and its compiled report."""
+    parted = partition(ours.program, cost=BANDWIDTH_ONLY)
+    jm = ours.mesh.jax_mesh()
+    run = to_jax(parted, jm)
+    shardings = [NamedSharding(jm, partition_spec(layout)) for layout in parted.arg_layouts]
+    out_def = jax.tree_util.tree_structure(jax.eval_shape(step, *args))
+
+    def call(*a):
+        leaves = [jax.device_put(x, s) for x, s in zip(jax.tree_util.tree_leaves(a), shardings)]
+        return jax.tree_util.tree_unflatten(out_def, list(run(*leaves)))
+    leaves = [jax.device_put(x, s) for x, s in zip(jax.tree_util.tree_leaves(args), shardings)]
+    return parted, call, compiled_report(run.lower(*leaves).compile().as_text())
+
+
 def run(name: str, strategy: str = "propagate") -> dict:
     params, inputs, targets, loss_fn, pp, bp = models.MODELS[name]()
     step = models.train_step_of(loss_fn)
@@ -54,21 +91,15 @@ def run(name: str, strategy: str = "propagate") -> dict:
     out_sh = named_tree(mesh, (pp, None, pp), jax.eval_shape(step, *args), "out_placements")
     xla, _ = xla_auto_report(step, args, in_sh, out_sh)
     reference = jax.jit(step)
-    diffs = {"loss": 0.0, "grads": 0.0, "params": 0.0}
-    p_ours = p_ref = params
-    losses = []
-    for _ in range(STEPS):
-        new_ours, loss, grads = ours(p_ours, inputs, targets)
-        new_ref, ref_loss, ref_grads = reference(p_ref, inputs, targets)
-        losses.append(float(ref_loss))
-        diffs["loss"] = max(diffs["loss"], abs(float(loss) - float(ref_loss)))
-        diffs["grads"] = max(diffs["grads"], max(max_abs(grads[k], ref_grads[k]) for k in ref_grads))
-        diffs["params"] = max(diffs["params"], max(max_abs(new_ours[k], new_ref[k]) for k in new_ref))
-        p_ours, p_ref = new_ours, new_ref
     plan = ours.plan
-    return {"model": name, "strategy": strategy, "losses": losses, "diffs": diffs,
-            "plan_counts": plan.collectives, "plan_bytes": plan.bytes_per_device,
+    bw_parted, bw_call, bw_hlo = bandwidth_only(ours, step, args)
+    bw_plan = bw_parted.summary()
+    return {"model": name, "strategy": strategy, "diffs": train(ours, *args, reference),
+            "plan_counts": plan.collectives, "plan_bytes": plan.bytes_per_device, "plan_us": plan.cost_us,
             "hlo_counts": hlo["counts"], "hlo_bytes": hlo["bytes"],
+            "bw_diffs": train(bw_call, *args, reference),
+            "bw_plan_counts": bw_plan.collectives, "bw_plan_bytes": bw_plan.bytes_per_device,
+            "bw_hlo_counts": bw_hlo["counts"], "bw_hlo_bytes": bw_hlo["bytes"],
             "xla_counts": xla["counts"], "xla_bytes": xla["bytes"], "partition_s": partition_s}
 
 

@@ -62,7 +62,7 @@ def causal_attention(b: int = 8, t: int = 16, d: int = 32, heads: int = 4):
 
 def embedding_classifier():
     k = jax.random.split(jax.random.PRNGKey(2), 4)
-    vocab, d, classes, b, t = 64, 16, 8, 8, 4
+    vocab, d, classes, b, t = 1024, 32, 8, 8, 4
     params = {"emb": _normal(k[0], (vocab, d)), "w": _normal(k[1], (d, classes))}
 
     def loss_fn(p, tokens, labels):

@@ -13,6 +13,7 @@ from typing import Callable
 from ..reshard import Layout
 from .errors import LocalizeError
 from .layouts import ProgramMesh
+from .split_gather import LOCAL_KERNEL, masked_gather, split_indexed_axes
 
 
 class Context:
@@ -50,11 +51,19 @@ def _whole_dims(param: str, operand: int = 0, many: bool = False) -> Callable:
 
 
 def _slice_sizes(ctx: Context, attrs: dict) -> None:
-    """gather / dynamic_slice: a window spanning a split dim whole becomes the local dim."""
+    """gather / dynamic_slice: a window spanning a split dim whole becomes the local dim. A
+    gather whose result is partial over the axes of the row dims it looks up is a split lookup
+    (split_gather.py): those windows stay 1 and its kernel runs the op."""
     layout, shape = ctx.operands[0], ctx.op.operands[0].type.shape
     local = layout.local_shape(ctx.pm.spec, shape)
     sizes = list(attrs["slice_sizes"])
     batching = set(attrs.get("operand_batching_dims") or ())  # one row per batch index: size 1 anywhere
+    looked_up = {}
+    if ctx.op.name == "jax.gather" and ctx.results[0].partial:
+        looked_up = split_indexed_axes(ctx.op, layout)
+        if {a for axes in looked_up.values() for a in axes} <= set(ctx.results[0].partial):
+            attrs[LOCAL_KERNEL] = masked_gather
+            batching |= set(looked_up)
     for d, size in enumerate(sizes):
         if layout.dims[d] and d not in batching:
             if size != shape[d]:
