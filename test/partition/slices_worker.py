@@ -25,14 +25,21 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 from spmdkit import propagate  # noqa: E402
 from spmdkit.ir import import_jax  # noqa: E402
 from spmdkit.partition import complete_forward, partition, to_jax  # noqa: E402
+from spmdkit.partition.split_gather import LOCAL_KERNEL  # noqa: E402
+from spmdkit.reshard import DEFAULT_COST_MODEL, CostModel  # noqa: E402
+from spmdkit.reshard.cost import INTER_NODE, INTRA_NODE, AxisLink  # noqa: E402
 from spmdkit.sharding import Mesh  # noqa: E402
+
+# bytes only (no latency term): makes the partitioner take split lookups even of tiny tables
+BANDWIDTH_ONLY = CostModel(intra=AxisLink(0.0, INTRA_NODE.gbytes_per_s), inter=AxisLink(0.0, INTER_NODE.gbytes_per_s))
+COSTS = {"default": DEFAULT_COST_MODEL, "bandwidth": BANDWIDTH_ONLY}
 
 MESHES = {"2x2": ((2, 2), ("a", "b")), "2x2x2": ((2, 2, 2), ("a", "b", "c"))}
 _JAX_MESHES: dict = {}
 # per family: examples run, and those whose op ran on a split operand (local bounds, not gathered)
 STATS: dict = {}
 PRIMITIVES = {"slices": {"jax.slice"}, "dynamic_slices": {"jax.dynamic_slice", "jax.dynamic_update_slice"},
-              "pads": {"jax.pad"}, "gathers": {"jax.gather", "jax.scatter-add"}}
+              "pads": {"jax.pad"}, "gathers": {"jax.gather", "jax.scatter-add"}, "lookups": {"jax.gather"}}
 
 
 def jax_mesh(key):
@@ -61,7 +68,7 @@ def array_case(draw, min_rank=1, max_rank=3):
     return key, shape, draw(split_of(shape, MESHES[key][1]))
 
 
-def run_case(family, fn, args, specs, key, out_spec, strategy) -> None:
+def run_case(family, fn, args, specs, key, out_spec, strategy, cost="default") -> None:
     """Partition fn over mesh `key` with the arguments split as `specs`; compare to one device."""
     mesh = jax_mesh(key)
     shape, names = MESHES[key]
@@ -77,9 +84,10 @@ def run_case(family, fn, args, specs, key, out_spec, strategy) -> None:
     if strategy == "propagate":
         propagate(program)
     complete_forward(program)
-    parted = partition(program)
-    stats = STATS.setdefault(family, {"examples": 0, "ran_split": 0})
+    parted = partition(program, cost=COSTS[cost])
+    stats = STATS.setdefault(family, {"examples": 0, "ran_split": 0, "split_lookups": 0})
     stats["examples"] += 1
+    stats["split_lookups"] += any(LOCAL_KERNEL in getattr(step, "attrs", {}) for step in parted.steps)
     stats["ran_split"] += any(getattr(step, "op", None) is not None and step.op.name in PRIMITIVES[family]
                               and any(any(layout.dims) for layout in step.operand_layouts[:1])
                               for step in parted.steps)
@@ -161,12 +169,13 @@ def pads(case, common, data):
 
 @given(array_case(min_rank=2), COMMON, st.data())
 def gathers(case, common, data):
-    """jnp.take along an axis (a gather whose indexed dim may be split) and x.at[idx].add (a
-    scatter-add), indices split at random."""
+    """jnp.take along an axis (a gather whose indexed dim may be split: a split lookup; its
+    default mode fills out-of-bounds rows, and some indices are out of bounds) and x.at[idx].add
+    (a scatter-add), indices split at random, each with the default or a bandwidth-only cost model."""
     key, shape, spec = case
     axis = data.draw(st.integers(0, len(shape) - 1))
     idx_shape = (data.draw(st.sampled_from([2, 4])), data.draw(st.sampled_from([2, 4])))
-    idx = np.random.default_rng(2).integers(0, shape[axis], idx_shape).astype(np.int32)
+    idx = np.random.default_rng(2).integers(-1, shape[axis] + 1, idx_shape).astype(np.int32)
     idx_spec = data.draw(split_of(idx_shape, MESHES[key][1]))
     x = _values(shape)
     if data.draw(st.booleans()):
@@ -180,10 +189,49 @@ def gathers(case, common, data):
         def fn(x, i, u):
             return x.at[i].add(u)
         args, specs = [x, idx, upd], [spec, idx_spec, data.draw(split_of(upd_shape, MESHES[key][1]))]
-    run_case("gathers", fn, args, specs, key, None, common[0])
+    run_case("gathers", fn, args, specs, key, None, common[0], data.draw(st.sampled_from(sorted(COSTS))))
 
 
-FAMILIES = {"slices": slices, "dynamic_slices": dynamic_slices, "pads": pads, "gathers": gathers}
+@given(array_case(min_rank=2), st.sampled_from(["propagate", "complete"]), st.data())
+def lookups(case, strategy, data):
+    """x.at[..., i].get(mode=...) from a table split along the axis it looks up (the axis gets a mesh axis if the
+    drawn split left it whole), every index mode, out-of-bounds indices where the mode defines
+    them; bandwidth-only costs, so the split lookup (a partial sum) is taken where the rule allows."""
+    key, shape, spec = case
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    parts = list(spec) + [None] * (len(shape) - len(spec))
+    used = {a for p in parts if p for a in ((p,) if isinstance(p, str) else p)}
+    free = [a for a in MESHES[key][1] if a not in used]
+    if parts[axis] is None and free:
+        parts[axis] = free[0]
+    mode = data.draw(st.sampled_from(["fill", "clip", "promise_in_bounds"]))
+    low, high = (0, shape[axis]) if mode == "promise_in_bounds" else (-2, shape[axis] + 2)
+    idx_shape = (data.draw(st.sampled_from([1, 2])), data.draw(st.sampled_from([1, 2])))   # fewer rows than the table
+    idx = np.random.default_rng(data.draw(st.integers(0, 9))).integers(low, high, idx_shape).astype(np.int32)
+    x = _values(shape)
+
+    def fn(x, i):
+        return x.at[(slice(None),) * axis + (i,)].get(mode=mode) * 2.0
+    run_case("lookups", fn, [x, idx], [P(*parts), data.draw(split_of(idx_shape, MESHES[key][1]))], key, None,
+             strategy, "bandwidth")
+
+
+def fixed_lookups():
+    """Split lookups that must be taken, out-of-bounds indices in every mode that defines them."""
+    table = _values((8, 4))
+    for key, spec in (("2x2", P("a", None)), ("2x2x2", P(("a", "b"), "c"))):
+        for mode, idx in (("fill", [[9], [3]]), ("fill", [[-9], [8]]), ("clip", [[11], [-3]]),
+                          ("promise_in_bounds", [[7], [0]])):
+            before = STATS.get("lookups", {}).get("split_lookups", 0)
+
+            def fn(x, i, mode=mode):
+                return x.at[i].get(mode=mode) * 2.0
+            run_case("lookups", fn, [table, np.asarray(idx, np.int32)], [spec, P()], key, None, "propagate",
+                     "bandwidth")
+            assert STATS["lookups"]["split_lookups"] == before + 1, (key, spec, mode, "no split lookup")
+
+
+FAMILIES = {"slices": slices, "dynamic_slices": dynamic_slices, "pads": pads, "gathers": gathers, "lookups": lookups}
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
@@ -195,5 +243,7 @@ if __name__ == "__main__":
     for name in argv or list(FAMILIES):
         test = settings(max_examples=examples, deadline=None, database=None, print_blob=True,
                         suppress_health_check=list(HealthCheck))(FAMILIES[name])
+        if name == "lookups":
+            fixed_lookups()
         test()
         print(json.dumps({"family": name, **STATS.get(name, {})}), flush=True)

@@ -1,4 +1,4 @@
-"""Slices, dynamic slices, pads, gathers and scatter-adds partitioned with local bounds (issue 18):
+"""Slices, dynamic slices, pads, gathers (split lookups included) and scatter-adds partitioned with local bounds (issue 18):
 hypothesis draws random ops of randomly split arrays on 2x2 and 2x2x2 meshes; each is
 partitioned and run on 8 virtual CPU devices in a child process (slices_worker.py) and must equal
 the one-device result. Enough examples must run the op on a split operand (bounds made local),
@@ -20,7 +20,7 @@ from spmdkit.reshard import Layout
 from spmdkit.sharding import Mesh
 
 HERE = Path(__file__).parent
-EXAMPLES = 12
+EXAMPLES = 10
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +29,18 @@ def families():
     return {row["family"]: row for row in json_rows(proc.stdout)}
 
 
-@pytest.mark.parametrize("family", ["slices", "dynamic_slices", "pads", "gathers"])
+@pytest.mark.parametrize("family", ["slices", "dynamic_slices", "pads", "gathers", "lookups"])
 def test_random_ops_of_split_arrays_equal_one_device(families, family):
     row = families[family]
     assert row["examples"] >= EXAMPLES
     assert row["ran_split"] >= 2, row   # some ran on local shards with local bounds
+
+
+def test_lookups_from_a_split_table_run_split(families):
+    """A gather from a table split along the rows it looks up runs as masked local lookups whose
+    sum is the result (split_gather.py): the 8 fixed cases (fill/clip/promise modes, out-of-bounds
+    indices) and some random ones."""
+    assert families["lookups"]["split_lookups"] >= 8 + 1, families["lookups"]
 
 
 def _program(fn, *args):
