@@ -60,9 +60,9 @@ def causal_attention(b: int = 8, t: int = 16, d: int = 32, heads: int = 4):
     return params, _normal(k[4], (b, t, d), 1.0), _normal(k[5], (b, t, d), 1.0), loss_fn, pp, place(dp=0, fsdp=0)
 
 
-def embedding_classifier():
+def embedding_classifier(vocab: int = 1024, d: int = 32):
     k = jax.random.split(jax.random.PRNGKey(2), 4)
-    vocab, d, classes, b, t = 1024, 32, 8, 8, 4
+    classes, b, t = 8, 8, 4
     params = {"emb": _normal(k[0], (vocab, d)), "w": _normal(k[1], (d, classes))}
 
     def loss_fn(p, tokens, labels):
@@ -92,7 +92,10 @@ def lm_shift():
 
 
 MODELS = {"residual_mlp": residual_mlp, "attention_fsdp": causal_attention,
-          "embedding_classifier": embedding_classifier, "lm_shift": lm_shift}
+          "embedding_classifier": embedding_classifier, "lm_shift": lm_shift,
+          # a table of 4 KiB: the default cost model prices one all-gather of the table (one hop)
+          # below one all-reduce of the rows (two hops), so it moves more bytes than XLA there
+          "embedding_classifier_small": lambda: embedding_classifier(64, 16)}
 
 
 def train_step_of(loss_fn):
