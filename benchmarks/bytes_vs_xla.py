@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         print(proc.stdout, proc.stderr, file=sys.stderr)
         return proc.returncode
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    head = f"| model | ours (B) | ours, bandwidth-only model (B) | XLA (B) | ours/XLA | collectives ours | XLA |"
+    head = "| model | ours (B) | ours, bandwidth-only model (B) | XLA (B) | ours/XLA | collectives ours | XLA |"
     print(head)
     print("|---|---:|---:|---:|---:|---|---|")
     for r in rows:

@@ -1,5 +1,5 @@
-"""Slices, dynamic slices, pads, gathers (split lookups included) and scatter-adds partitioned with local bounds (issue 18):
-hypothesis draws random ops of randomly split arrays on 2x2 and 2x2x2 meshes; each is
+"""Slices, dynamic slices, pads, gathers (split lookups included) and scatter-adds partitioned
+with local bounds (issue 18): hypothesis draws random ops of randomly split arrays on 2x2 and 2x2x2 meshes; each is
 partitioned and run on 8 virtual CPU devices in a child process (slices_worker.py) and must equal
 the one-device result. Enough examples must run the op on a split operand (bounds made local),
 not only gathered to whole. Plus the typed errors of bounds that cannot be made local."""

@@ -52,7 +52,7 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=N
     if sharding is None:
         return replicated(rank)
     if shape is not None and sharding.rank == rank and any(
-            not d.is_closed and _parts(pm, d.axes) and shape[i] % _parts(pm, d.axes) for i, d in enumerate(sharding.dims)):
+            not d.is_closed and shape[i] % _parts(pm, d.axes) for i, d in enumerate(sharding.dims)):
         sharding = _even_open_dims(sharding, shape, pm)
     if sharding.rank != rank:
         raise PartitionError(f"sharding {sharding} has rank {sharding.rank}, the value has rank {rank}", value=where)

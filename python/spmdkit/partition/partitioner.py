@@ -117,8 +117,8 @@ class _Partitioner:
         shardings = list(self.fn.result_shardings) + [None] * len(ret.operands)
         for i, v in enumerate(ret.operands):
             s = shardings[i]
-            target = replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, self.pm, value_name(v),
-                                                                                   v.type.shape)
+            target = (replicated(v.type.rank) if s is None else
+                      layout_of_sharding(s, v.type.rank, self.pm, value_name(v), v.type.shape))
             if target.partial:
                 raise PartitionError(f"result {i} is declared partial; results must be whole", value=value_name(v))
             self.need(v, target, f"result {i}")
