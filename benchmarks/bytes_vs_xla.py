@@ -6,7 +6,9 @@ is read from compiled HLO (ours equals the plan's; the test checks that).
 
     PYTHONPATH=python python benchmarks/bytes_vs_xla.py [model ...]
 
-The work runs in test/partition/bytes_worker.py in a child process (JAX must start with 8
+Times (this machine: 8 virtual CPU devices on shared cores, noisy): the median step of ours and
+of jax.jit with the same shardings, and the first call of a fresh parallelize (trace, propagate,
+partition, compile, run). The work runs in test/partition/bytes_worker.py in a child process (JAX must start with 8
 devices); this script prints the table.
 """
 from __future__ import annotations
@@ -30,15 +32,16 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(ROOT / "test/partition/bytes_worker.py"), *argv], env=env,
+    proc = subprocess.run([sys.executable, str(ROOT / "test/partition/bytes_worker.py"), "--timing", *argv], env=env,
                           capture_output=True, text=True)
     if proc.returncode:
         print(proc.stdout, proc.stderr, file=sys.stderr)
         return proc.returncode
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    head = "| model | ours (B) | ours, bandwidth-only model (B) | XLA (B) | ours/XLA | collectives ours | XLA |"
+    head = ("| model | ours (B) | ours, bandwidth-only model (B) | XLA (B) | ours/XLA | collectives ours | XLA | "
+            "step ms ours / jax.jit | first call s |")
     print(head)
-    print("|---|---:|---:|---:|---:|---|---|")
+    print("|---|---:|---:|---:|---:|---|---|---|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['model']} | error: {r['error'][:100]} |")
@@ -46,7 +49,7 @@ def main(argv: list[str]) -> int:
         worst = max(max(r["diffs"].values()), max(r["bw_diffs"].values()))
         print(f"| {r['model']} | {r['plan_bytes']:,.0f} | {r['bw_plan_bytes']:,.0f} | {r['xla_bytes']:,.0f} | "
               f"{r['plan_bytes'] / r['xla_bytes']:.2f} | {counts_text(r['plan_counts'])} | "
-              f"{counts_text(r['xla_counts'])} |")
+              f"{counts_text(r['xla_counts'])} | {r['ours_ms']:.2f} / {r['jit_ms']:.2f} | {r['first_call_s']:.2f} |")
         if worst > 1e-5:
             print(f"  ({r['model']}: differs from one device by {worst:.1e})")
     return 0

@@ -4,7 +4,8 @@ compiled program moves and the bytes XLA's own partitioning (jax.jit with the sa
 in and out) moves. Prints one JSON line per model named on the command line (default: all).
 
 Started in a fresh process (XLA_FLAGS must be set before JAX starts) by
-test_partition_slices_bytes.py and benchmarks/bytes_vs_xla.py.
+test_partition_slices_bytes.py and benchmarks/bytes_vs_xla.py (`--timing`: also the first call's
+time and per-step times of ours and of jax.jit with the same shardings; only printed, never asserted).
 """
 import json
 import os
@@ -77,7 +78,30 @@ def bandwidth_only(ours, step, args):
     return parted, call, compiled_report(run.lower(*leaves).compile().as_text())
 
 
-def run(name: str, strategy: str = "propagate") -> dict:
+def step_ms(fn, args, reps: int = 20) -> float:
+    """Median ms of one call after warm-up (the state is fed back as a training loop does)."""
+    params, inputs, targets = args
+    times = []
+    for _ in range(reps + 2):
+        t = time.perf_counter()
+        params = jax.block_until_ready(fn(params, inputs, targets))[0]
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times[2:]))
+
+
+def timings(step, mesh, pp, bp, args, in_sh, out_sh) -> dict:
+    """First call (trace, propagate, partition, compile, run) and per-step times: ours against
+    jax.jit with the same shardings (XLA's partitioning)."""
+    t = time.perf_counter()
+    fresh = parallelize(step, mesh, (pp, bp, bp), out_placements=(pp, None, pp))
+    jax.block_until_ready(fresh(*args))
+    first_s = time.perf_counter() - t
+    auto = jax.jit(step, in_shardings=in_sh, out_shardings=out_sh)
+    placed = jax.device_put(args, in_sh)
+    return {"first_call_s": first_s, "ours_ms": step_ms(fresh, placed), "jit_ms": step_ms(auto, placed)}
+
+
+def run(name: str, strategy: str = "propagate", timed: bool = False) -> dict:
     params, inputs, targets, loss_fn, pp, bp = models.MODELS[name]()
     step = models.train_step_of(loss_fn)
     mesh = models.mesh()
@@ -94,7 +118,8 @@ def run(name: str, strategy: str = "propagate") -> dict:
     plan = ours.plan
     bw_parted, bw_call, bw_hlo = bandwidth_only(ours, step, args)
     bw_plan = bw_parted.summary()
-    return {"model": name, "strategy": strategy, "diffs": train(ours, *args, reference),
+    times = timings(step, mesh, pp, bp, args, in_sh, out_sh) if timed else {}
+    return {**times, "model": name, "strategy": strategy, "diffs": train(ours, *args, reference),
             "plan_counts": plan.collectives, "plan_bytes": plan.bytes_per_device, "plan_us": plan.cost_us,
             "hlo_counts": hlo["counts"], "hlo_bytes": hlo["bytes"],
             "bw_diffs": train(bw_call, *args, reference),
@@ -104,9 +129,10 @@ def run(name: str, strategy: str = "propagate") -> dict:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(models.MODELS):
+    timed = "--timing" in sys.argv
+    for name in [a for a in sys.argv[1:] if a != "--timing"] or list(models.MODELS):
         try:
-            row = run(name)
+            row = run(name, timed=timed)
         except Exception as e:  # one failing model must not hide the others' numbers
             row = {"model": name, "error": f"{type(e).__name__}: {e}"[:2000]}
         print(json.dumps(row), flush=True)
