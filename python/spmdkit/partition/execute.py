@@ -16,6 +16,7 @@ from ..reshard.execute_jax import apply_plan, partition_spec
 from .errors import PartitionError, value_name
 from .plan import LocalOp, PartitionedProgram
 from .rules import IDENTITY_OPS
+from .split_gather import LOCAL_KERNEL
 
 
 def _run_local(step: LocalOp, inputs: list, pm) -> list:
@@ -25,6 +26,8 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
         return [dense_value(step.attrs["value"], op.result.type, _np_dtype(op.result.type))]
     if op.name in IDENTITY_OPS:
         return list(inputs)
+    if LOCAL_KERNEL in step.attrs:  # a placement the primitive alone cannot run (split_gather.py)
+        return _checked(step, step.attrs[LOCAL_KERNEL](step, inputs, pm), pm)
     if not op.name.startswith("jax."):
         raise PartitionError("only jax.<primitive> ops can run (import with spmdkit.ir.import_jax)", op=op.name)
     name = op.name[len("jax."):]
@@ -37,11 +40,15 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
     outs = list(out) if prim.multiple_results else [out]
     if op.name == "jax.iota":
         outs = [_offset_iota(outs[0], step.result_layouts[0], params["dimension"], pm)]
-    for v, layout, x in zip(op.results, step.result_layouts, outs):
+    return _checked(step, outs, pm)
+
+
+def _checked(step: LocalOp, outs: list, pm) -> list:
+    for v, layout, x in zip(step.op.results, step.result_layouts, outs):
         want = tuple(layout.local_shape(pm.spec, v.type.shape))
         if tuple(x.shape) != want:
             raise PartitionError(f"ran on local shapes to {tuple(x.shape)}, its layout {layout} needs {want}",
-                                 op=op.name, value=value_name(v))
+                                 op=step.op.name, value=value_name(v))
     return outs
 
 

@@ -39,13 +39,21 @@ def replicated(rank: int) -> Layout:
 
 def layout_of_value(value, pm: ProgramMesh) -> Layout:
     """The value's annotated sharding as a Layout (replicated when it has none)."""
-    return layout_of_sharding(value.sharding, value.type.rank, pm, value_name(value))
+    return layout_of_sharding(value.sharding, value.type.rank, pm, value_name(value), value.type.shape)
 
 
-def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str) -> Layout:
-    """A TensorSharding (or None: replicated) of a rank-`rank` value as a Layout on `pm`."""
+def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=None) -> Layout:
+    """A TensorSharding (or None: replicated) of a rank-`rank` value as a Layout on `pm`.
+
+    With `shape`, an open dim (`?`: what propagation wrote, a hint) keeps only the leading axes
+    that divide it: propagation passes a split through a slice to a size-1 result, as Shardy
+    does (it pads), while we refuse uneven dims. A closed dim that does not divide is an error
+    where it is used."""
     if sharding is None:
         return replicated(rank)
+    if shape is not None and sharding.rank == rank and any(
+            not d.is_closed and shape[i] % _parts(pm, d.axes) for i, d in enumerate(sharding.dims)):
+        sharding = _even_open_dims(sharding, shape, pm)
     if sharding.rank != rank:
         raise PartitionError(f"sharding {sharding} has rank {sharding.rank}, the value has rank {rank}", value=where)
     if isinstance(sharding.mesh, str) and sharding.mesh != pm.name:
@@ -63,6 +71,23 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str) -> Layo
         return as_layout(sharding, pm.spec, rank)
     except ReshardError as e:
         raise PartitionError(str(e), value=where) from None
+
+
+def _parts(pm: ProgramMesh, axes) -> int:
+    n = 1
+    for a in axes:
+        n *= pm.spec.size(a.name) if a.name in pm.spec.names else 1
+    return n
+
+
+def _even_open_dims(sharding, shape, pm: ProgramMesh):
+    dims = []
+    for size, dim in zip(shape, sharding.dims):
+        axes = list(dim.axes)
+        while not dim.is_closed and axes and size % _parts(pm, axes):
+            axes.pop()
+        dims.append(DimSharding(axes, dim.is_closed, dim.priority))
+    return TensorSharding(sharding.mesh, dims, sharding._replicated, sharding.unreduced, sharding.reduce_types)
 
 
 def to_spec(layout: Layout, shape, pm: ProgramMesh):

@@ -13,6 +13,7 @@ from typing import Callable
 from ..reshard import Layout
 from .errors import LocalizeError
 from .layouts import ProgramMesh
+from .split_gather import LOCAL_KERNEL, masked_gather, split_indexed_axes
 
 
 class Context:
@@ -50,11 +51,19 @@ def _whole_dims(param: str, operand: int = 0, many: bool = False) -> Callable:
 
 
 def _slice_sizes(ctx: Context, attrs: dict) -> None:
-    """gather / dynamic_slice: a window spanning a split dim whole becomes the local dim."""
+    """gather / dynamic_slice: a window spanning a split dim whole becomes the local dim. A
+    gather whose result is partial over the axes of the row dims it looks up is a split lookup
+    (split_gather.py): those windows stay 1 and its kernel runs the op."""
     layout, shape = ctx.operands[0], ctx.op.operands[0].type.shape
     local = layout.local_shape(ctx.pm.spec, shape)
     sizes = list(attrs["slice_sizes"])
     batching = set(attrs.get("operand_batching_dims") or ())  # one row per batch index: size 1 anywhere
+    looked_up = {}
+    if ctx.op.name == "jax.gather" and ctx.results[0].partial:
+        looked_up = split_indexed_axes(ctx.op, layout)
+        if {a for axes in looked_up.values() for a in axes} <= set(ctx.results[0].partial):
+            attrs[LOCAL_KERNEL] = masked_gather
+            batching |= set(looked_up)
     for d, size in enumerate(sizes):
         if layout.dims[d] and d not in batching:
             if size != shape[d]:
@@ -65,17 +74,23 @@ def _slice_sizes(ctx: Context, attrs: dict) -> None:
 
 
 def _pad(ctx: Context, attrs: dict) -> None:
+    """Padding is global: a split dim must be unpadded (then the local op pads nothing there)."""
     config = attrs["padding_config"]
     padded = [d for d in range(len(config) // 3) if any(config[3 * d:3 * d + 3])]
     ctx.require_whole(ctx.operands[0], padded, "padding_config")
 
 
 def _slice(ctx: Context, attrs: dict) -> None:
+    """A split dim passes through whole ([0:size:1], the rule keeps cut dims whole): its limit
+    becomes the local size. Cut dims keep their global bounds (they are whole here)."""
     shape = ctx.op.operands[0].type.shape
-    starts, limits = attrs["start_indices"], attrs["limit_indices"]
-    strides = attrs.get("strides") or [1] * len(shape)
+    layout = ctx.operands[0]
+    starts, limits = list(attrs["start_indices"]), list(attrs["limit_indices"])
+    strides = list(attrs.get("strides") or [1] * len(shape))
     cut = [d for d in range(len(shape)) if (starts[d], limits[d], strides[d]) != (0, shape[d], 1)]
-    ctx.require_whole(ctx.operands[0], cut, "start_indices")
+    ctx.require_whole(layout, cut, "start_indices")
+    local = layout.local_shape(ctx.pm.spec, shape)
+    attrs["limit_indices"] = [local[d] if layout.dims[d] else limits[d] for d in range(len(shape))]
 
 
 def _split(ctx: Context, attrs: dict) -> None:

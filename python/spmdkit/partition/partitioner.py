@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
+from .choice import choose_layouts
 from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated
 from .localize import localize
@@ -86,7 +87,9 @@ class _Partitioner:
                        for v in op.operands}
             if self.regions.whole(op, self.versions, self.price):  # see regions.py
                 desired.update({id(v): replicated(v.type.rank) for v in op.operands})
-            operands, results = op_layouts(op, desired, self.pm)
+                operands, results = op_layouts(op, desired, self.pm)
+            else:  # propagation's placement, or a cheaper one (see choice.py)
+                operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
             operands, results = self.keep_sums_partial(op, operands, results)
         for v, layout in zip(op.operands, operands):
             self.need(v, layout, f"op '{op.name}'")
@@ -116,7 +119,8 @@ class _Partitioner:
         shardings = list(self.fn.result_shardings) + [None] * len(ret.operands)
         for i, v in enumerate(ret.operands):
             s = shardings[i]
-            target = replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, self.pm, value_name(v))
+            target = (replicated(v.type.rank) if s is None else
+                      layout_of_sharding(s, v.type.rank, self.pm, value_name(v), v.type.shape))
             if target.partial:
                 raise PartitionError(f"result {i} is declared partial; results must be whole", value=value_name(v))
             self.need(v, target, f"result {i}")

@@ -99,16 +99,20 @@ class _Region:
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         self.outputs = []
         members = {id(op) for op in ops}
+
+        def result_layout(v, i):
+            s = declared[i]
+            return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
+                                                                                v.type.shape)
         for v in (r for op in ops for r in op.results):
             for op, i in users.get(id(v), []):
                 if id(op) in members:
                     continue
-                if op is ret:
-                    s = declared[i]
-                    target = replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result")
-                else:
-                    target = self.split
-                self.outputs.append((v, target))
+                self.outputs.append((v, result_layout(v, i) if op is ret else self.split))
+        # inputs that are also function results (a step returns the gradients it applies): the
+        # layout the region brings them to serves the result too
+        self.input_results = [(v, result_layout(v, i)) for v in self.inputs
+                              for op, i in users.get(id(v), []) if op is ret]
 
     def cheaper_whole(self, versions, price) -> bool:
         if any(id(v) not in versions for v in self.inputs):
@@ -121,4 +125,8 @@ class _Region:
         for v, target in self.outputs:
             split += price(v, self.split, target)
             whole += price(v, self.whole_layout, target)
+        for v, target in self.input_results:
+            have = versions[id(v)]
+            split += min(price(v, h, target) for h in [*have, self.split])
+            whole += min(price(v, h, target) for h in [*have, self.whole_layout])
         return whole < split
