@@ -9,11 +9,12 @@
 from .errors import DistError
 from .manual import local_map, shard_map
 from .mesh import ProcessMesh, as_process_mesh
+from .mixed_precision import cast_floating, mixed_precision
 from .parallelize import Parallelized, parallelize
 from .placements import Partial, Replicate, Shard
 from .tensor import placements_of, reshard, reshard_plan, shard_tensor
 from .visualize import render_blocks, visualize
 
-__all__ = ["DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard", "as_process_mesh",
-           "local_map", "parallelize", "placements_of", "render_blocks", "reshard", "reshard_plan", "shard_map",
+__all__ = ["DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard", "as_process_mesh", "cast_floating",
+           "local_map", "mixed_precision", "parallelize", "placements_of", "render_blocks", "reshard", "reshard_plan", "shard_map",
            "shard_tensor", "visualize"]

@@ -89,8 +89,8 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
             if key == "update_consts" and tuple(value):
                 raise ParamError(f"{where}: a scatter with update constants is not supported")
             continue
-        if value is None:
-            nones.append(key)
+        if value is None or (key == "sharding" and _unconstrained(value)):
+            nones.append(key)   # a sharding on a mesh without axes says nothing (convert's transpose sets one)
         elif key in DTYPE_PARAMS:
             attrs[key] = np.dtype(value).name
         elif key == "dimension_numbers" and prim == "dot_general":
@@ -115,6 +115,11 @@ def attrs_from_params(prim: str, params: Mapping[str, Any]) -> dict[str, Any]:
     if sets:
         attrs[SET_PARAMS] = sorted(sets)
     return attrs
+
+
+def _unconstrained(sharding) -> bool:
+    mesh = getattr(sharding, "mesh", None)
+    return mesh is not None and not tuple(getattr(mesh, "axis_names", ("?",)))
 
 
 # -- attributes -> params -----------------------------------------------------------------
