@@ -10,7 +10,7 @@ LOSS_THRESHOLD_300 = 2.7
 # Our loss against the one-device run's, relative: at each of the first 50 steps, and of each
 # 25-step window's mean (rounding differences of differently ordered sums grow through training,
 # so later single steps drift apart while the curves stay together; bf16 rounds more coarsely).
-STEP_REL_TOL = {"f32": 1e-3, "bf16": 3e-2}
+STEP_REL_TOL = {"f32": 1e-3, "bf16": 1e-1}
 WINDOW_REL_TOL = {"f32": 1e-2, "bf16": 3e-2}
 
 
