@@ -6,7 +6,7 @@
    `spmdkit.distributed.parallelize` on a mesh of the one GPU: loss and gradients against the same
    step jitted on that device (within 1e-5), the median step time of both, and the same in bf16
    (mixed precision) against float32 (within 1e-2 relative).
-2. A mesh of the GPU and the host's CPU devices: JAX meshes hold devices of one platform, so
+2. A 1x2 mesh of the GPU and one host CPU device: JAX meshes hold devices of one platform, so
    this is tried and JAX's refusal is reported; where JAX accepts it, it runs like 1.
 3. Rule and propagation timings on this machine: `matmul` infer_forward per call from Python,
    and `spmdkit.propagate` of the imported GPT step (median of repeats).
@@ -177,7 +177,8 @@ def main(argv=None) -> int:
     for name in ("one_device_mesh", "bf16"):
         r = rows[name]
         print(f"{name:16s} [{'ok' if r['ok'] else 'FAIL'}] {r['precision']}: loss {r['loss']:.6f} vs one device "
-              f"{r['one_device_loss']:.6f} (max rel diff {r['max_rel_loss_diff']:.1e}); {r['ms_per_step']:.2f} ms/step, "
+              f"{r['one_device_loss']:.6f} (max rel diff {r['max_rel_loss_diff']:.1e}); "
+              f"{r['ms_per_step']:.2f} ms/step, "
               f"jax.jit {r['one_device_ms']:.2f} ms; traced+partitioned in {r['trace_partition_s']:.2f} s")
     m = rows["gpu_plus_cpu_mesh"]
     print("gpu + cpu mesh   " + (f"not run: {m['refused']}" if m.get("refused") else

@@ -15,6 +15,7 @@ from .placements import Partial, Replicate, Shard
 from .tensor import placements_of, reshard, reshard_plan, shard_tensor
 from .visualize import render_blocks, visualize
 
-__all__ = ["DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard", "as_process_mesh", "cast_floating",
-           "local_map", "mixed_precision", "parallelize", "placements_of", "render_blocks", "reshard", "reshard_plan", "shard_map",
+__all__ = ["DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard", "as_process_mesh",
+           "local_map", "parallelize", "placements_of", "render_blocks", "reshard", "reshard_plan", "shard_map",
            "shard_tensor", "visualize"]
+__all__ += ["cast_floating", "mixed_precision"]
