@@ -110,15 +110,29 @@ def check_mesh(devices, model: str, steps: int, precision: str = "f32") -> dict:
             "ok": rel <= tol and (precision != "f32" or grad_diff <= 1e-5)}
 
 
+def _first_line(e: Exception) -> str:
+    return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+
+
 def check_mixed_mesh(gpu, cpus, model: str, steps: int) -> dict:
-    """The GPU with the host's CPUs in one mesh: JAX's answer (it wants one platform per mesh)."""
+    """The GPU and one host CPU device in a 1x2 mesh. JAX is asked first (a sharded sum over
+    such a mesh); its refusal is the expected answer and is reported. Where JAX accepts, the
+    step runs through parallelize like check_mesh, and a failure there is ours (ok False)."""
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
     if not cpus:
         return {"ok": True, "refused": "no CPU devices"}
     try:
-        row = check_mesh([gpu, *cpus[:1]], model, steps)
-        return {**row, "refused": None}
-    except Exception as e:   # JAX refuses meshes over two platforms: the expected outcome, reported
-        return {"ok": True, "refused": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+        mesh = Mesh(np.array([gpu, cpus[0]], dtype=object).reshape(1, 2), ("dp", "mp"))
+        x = jax.device_put(np.arange(8.0).reshape(2, 4), NamedSharding(mesh, PartitionSpec(None, "mp")))
+        assert float(jax.jit(lambda a: a.sum())(x)) == 28.0
+    except Exception as e:   # JAX wants one platform per mesh
+        return {"ok": True, "refused": "JAX: " + _first_line(e)}
+    try:
+        return {**check_mesh([gpu, cpus[0]], model, steps), "refused": None}
+    except Exception as e:
+        return {"ok": False, "refused": "spmdkit (JAX accepts this mesh): " + _first_line(e)}
 
 
 def rule_and_propagation_timings(repeats: int = 5) -> dict:
