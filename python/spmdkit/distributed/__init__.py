@@ -10,6 +10,7 @@ from .checkpoint import CheckpointError, load_state_dict, save_state_dict
 from .errors import DistError
 from .manual import local_map, shard_map
 from .mesh import ProcessMesh, as_process_mesh
+from .mixed_precision import cast_floating, mixed_precision
 from .parallelize import Parallelized, parallelize
 from .placements import Partial, Replicate, Shard
 from .processes import init, shutdown
@@ -17,5 +18,6 @@ from .tensor import placements_of, reshard, reshard_plan, shard_tensor
 from .visualize import render_blocks, visualize
 
 __all__ = ["CheckpointError", "DistError", "Parallelized", "Partial", "ProcessMesh", "Replicate", "Shard",
-           "as_process_mesh", "init", "load_state_dict", "local_map", "parallelize", "placements_of", "render_blocks",
-           "reshard", "reshard_plan", "save_state_dict", "shard_map", "shard_tensor", "shutdown", "visualize"]
+           "as_process_mesh", "cast_floating", "init", "load_state_dict", "local_map", "mixed_precision", "parallelize",
+           "placements_of", "render_blocks", "reshard", "reshard_plan", "save_state_dict", "shard_map", "shard_tensor",
+           "shutdown", "visualize"]

@@ -59,14 +59,26 @@ def mlp_setup(mesh_key: str) -> Setup:
     return Setup(params, batch, mlp.loss_fn, _pin_rest(pl, params, mesh_key), _batch(mesh_key), ("w1", "w2"))
 
 
+def gpt_placements(params: dict, mesh_key: str) -> dict:
+    """Megatron splits of every block's weights (columns then rows over mp, the other dim over
+    fsdp); embeddings, norms and the remaining biases replicated."""
+    pl = {}
+    for i in range(gpt.n_layers_of(params)):
+        pl.update({f"h{i}.w_qkv": _p(mesh_key, mp=1, fsdp=0), f"h{i}.b_qkv": _p(mesh_key, mp=0),
+                   f"h{i}.w_o": _p(mesh_key, mp=0, fsdp=1), f"h{i}.w_fc": _p(mesh_key, mp=1, fsdp=0),
+                   f"h{i}.b_fc": _p(mesh_key, mp=0), f"h{i}.w_proj": _p(mesh_key, mp=0, fsdp=1)})
+    return _pin_rest(pl, params, mesh_key)
+
+
+def batch_placements(mesh_key: str) -> list:
+    return _batch(mesh_key)
+
+
 def gpt_setup(mesh_key: str) -> Setup:
     cfg = gpt.GPTConfig()
     params = gpt.init_params(jax.random.PRNGKey(0), cfg)
     batch = gpt.example_batch(jax.random.PRNGKey(1), cfg, batch=8)
-    pl = {"h0.w_qkv": _p(mesh_key, mp=1, fsdp=0), "h0.b_qkv": _p(mesh_key, mp=0),
-          "h0.w_o": _p(mesh_key, mp=0, fsdp=1), "h0.w_fc": _p(mesh_key, mp=1, fsdp=0),
-          "h0.b_fc": _p(mesh_key, mp=0), "h0.w_proj": _p(mesh_key, mp=0, fsdp=1)}
-    return Setup(params, batch, gpt.loss_fn, _pin_rest(pl, params, mesh_key), _batch(mesh_key),
+    return Setup(params, batch, gpt.loss_fn, gpt_placements(params, mesh_key), _batch(mesh_key),
                  ("h0.w_qkv", "h0.w_proj"))
 
 

@@ -472,8 +472,8 @@ def _location(eqn, here: str) -> str:
     info = getattr(eqn, "source_info", None)
     frame = None
     try:
-        from jax._src import source_info_util  # private: only for a readable location
-        frame = source_info_util.user_frame(info.traceback) if info is not None else None
+        from ..jax_compat import user_frame  # private JAX API: only for a readable location
+        frame = user_frame(info.traceback) if info is not None else None
     except Exception:  # pragma: no cover - location is best effort
         frame = None
     return f"{here} at {frame.file_name}:{frame.start_line}" if frame is not None else here

@@ -20,7 +20,7 @@ interpreter binds the primitive with them. Encodings:
 - sets -> sorted lists, their names listed in `jax.set_params`;
 - a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype).
 Params that are jaxprs are the importer's business (regions, functions), never attributes.
-`jax._src` is private; every use of it by the IR is in this one module.
+`jax._src` is private: every use of it is in spmdkit.jax_compat.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class ParamError(AttributeConversionError):
 
 
 def _dimension_number_classes():
-    from jax._src.lax import convolution, slicing
+    from ..jax_compat import convolution, slicing
     return {"gather": (slicing.GatherDimensionNumbers, {}),
             **{s: (slicing.ScatterDimensionNumbers, {"operand_batching_dims": "input_batching_dims"})
                for s in _SCATTERS},
@@ -60,7 +60,7 @@ def _dimension_number_classes():
 
 
 def _enum_classes():
-    from jax._src.lax import lax, slicing
+    from ..jax_compat import lax, slicing
     return {"mode": slicing.GatherScatterMode, "precision": lax.Precision, "rounding_method": lax.RoundingMethod}
 
 
@@ -99,8 +99,8 @@ def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) 
             if key == "update_consts" and tuple(value):
                 raise ParamError(f"{where}: a scatter with update constants is not supported")
             continue
-        if value is None:
-            nones.append(key)
+        if value is None or (key == "sharding" and _unconstrained(value)):
+            nones.append(key)   # a sharding on a mesh without axes says nothing (convert's transpose sets one)
         elif key in DTYPE_PARAMS:
             attrs[key] = np.dtype(value).name
         elif key == "dimension_numbers" and prim == "dot_general":
@@ -137,6 +137,11 @@ def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) 
 def _is_named_sharding(value) -> bool:
     from jax.sharding import NamedSharding
     return isinstance(value, NamedSharding)
+
+
+def _unconstrained(sharding) -> bool:
+    mesh = getattr(sharding, "mesh", None)
+    return mesh is not None and not tuple(getattr(mesh, "axis_names", ("?",)))
 
 
 # -- attributes -> params -----------------------------------------------------------------
@@ -238,17 +243,10 @@ def primitive(name: str):
 
 
 def _scan_primitives() -> None:
-    import importlib
-
     from jax.extend.core import Primitive
-    for module in ("jax._src.lax.lax", "jax._src.lax.slicing", "jax._src.lax.special", "jax._src.lax.parallel",
-                   "jax._src.lax.control_flow", "jax._src.lax.convolution", "jax._src.lax.windowed_reductions",
-                   "jax._src.ad_util", "jax._src.ad_checkpoint", "jax._src.pjit", "jax._src.shard_map",
-                   "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg"):
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:  # pragma: no cover - a module moved in another JAX version
-            continue
+
+    from ..jax_compat import primitive_modules
+    for mod in primitive_modules():
         for value in vars(mod).values():
             if isinstance(value, Primitive):
                 _PRIMITIVES.setdefault(value.name, value)

@@ -1,4 +1,4 @@
-"""The one place that touches jaxlib's MLIR bindings' setup (and `jax._src`, which is private).
+"""The one place that touches jaxlib's MLIR bindings' setup (JAX's private part: spmdkit.jax_compat).
 
 A context registers the func, stablehlo, chlo and sdy dialects and allows unregistered ones, so
 that our generic rule ops (`"paddle.matmul"`, `"jax.scatter-add"`) parse next to Shardy's ops.
@@ -30,9 +30,9 @@ for _dialect in ("paddle", "jax"):
 
 def make_context() -> ir.Context:
     """A fresh MLIR context with the StableHLO, Shardy and func dialects loaded."""
-    from jax._src.interpreters import mlir as jax_mlir  # private: keep it here only
+    from ..jax_compat import make_ir_context  # JAX's private API, behind a version check
 
-    ctx = jax_mlir.make_ir_context()
+    ctx = make_ir_context()
     ctx.allow_unregistered_dialects = True
     return ctx
 

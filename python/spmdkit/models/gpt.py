@@ -70,9 +70,10 @@ def attention(x, w_qkv, b_qkv, w_o, b_o, n_heads: int):
     q, k, v = jnp.split(qkv, 3, axis=-1)
     heads = lambda t: t.reshape(batch, seq, n_heads, d // n_heads).transpose(0, 2, 1, 3)  # noqa: E731
     q, k, v = heads(q), heads(k), heads(v)
-    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(jnp.float32(d // n_heads))
+    # constants in the compute dtype, so bf16 activations stay bf16 (float32 ones would promote)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(jnp.asarray(d // n_heads, q.dtype))
     causal = jnp.tril(jnp.ones((seq, seq), bool))
-    scores = jnp.where(causal, scores, jnp.float32(-1e9))
+    scores = jnp.where(causal, scores, jnp.asarray(-1e9, scores.dtype))
     probs = jax.nn.softmax(scores, axis=-1)
     out = jnp.einsum("bhqk,bhkd->bhqd", probs, v).transpose(0, 2, 1, 3).reshape(batch, seq, d)
     return out @ w_o + b_o
@@ -110,7 +111,8 @@ def cross_entropy(logits, targets):
 
 
 def loss_fn(params: dict, tokens, targets, n_heads: int = GPTConfig.n_heads):
-    return cross_entropy(logits_fn(params, tokens, n_heads), targets)
+    # the softmax and the mean in float32 also when the model computes in bf16 (no-op for float32)
+    return cross_entropy(logits_fn(params, tokens, n_heads).astype(jnp.float32), targets)
 
 
 def train_step(params: dict, tokens, targets, lr: float = 0.1, n_heads: int = GPTConfig.n_heads):
