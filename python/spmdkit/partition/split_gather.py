@@ -67,7 +67,7 @@ def masked_gather(step, inputs, pm) -> list:
     """The kernel: local lookups of the owned rows, others zero (and fill values where due)."""
     import jax
     import jax.numpy as jnp
-    from jax._src.lax.slicing import GatherScatterMode
+    from jax.lax import GatherScatterMode
 
     from ..ir.jax_params import params_from_attrs
     op = step.op
