@@ -22,13 +22,15 @@ The compiler API in the IR (the printer writes the same back):
 """
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import Block, Function, Op, Program, Region
+from .core import Block, Function, Op, Program, Region, Value
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 
@@ -75,7 +77,21 @@ def load(path: str | os.PathLike, strict_ops: bool = True) -> Program:
 
 def import_module(module, source: Optional[str] = None, strict_ops: bool = True) -> Program:
     """Walk a parsed (and verified) jaxlib MLIR module into a Program."""
-    return _Importer(source, strict_ops).module(module)
+    with paused_gc():
+        return _Importer(source, strict_ops).module(module)
+
+
+@contextmanager
+def paused_gc():
+    """Python's cycle collector paused while a program's objects are made: they all stay alive,
+    and a 100k-op import would otherwise trigger full collections that scan every one of them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Importer:
@@ -84,6 +100,9 @@ class _Importer:
         self.strict_ops = strict_ops
         self.values: dict = {}  # ir.Value -> Value
         self.ctx = shared_context()
+        self.names: dict[str, str] = {}     # MLIR op name -> IR op name, checked once per name
+        self.types: dict = {}               # ir.Type -> TensorType (MLIR uniques types)
+        self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin); MLIR uniques attributes
 
     # -- errors --------------------------------------------------------------------------
     def fail(self, cls, message: str, operation, value: Optional[str] = None):
@@ -95,6 +114,10 @@ class _Importer:
         a name location (what print_program(locations=True) writes), else MLIR's own form."""
         loc = operation.location
         text = str(loc)
+        if text.startswith('loc("-":') and text.endswith(")"):  # the common case, read without a regex
+            line, _, column = text[8:-1].partition(":")
+            if line.isdigit() and column.isdigit():
+                return f"line {line}, column {column}"
         if text == "loc(unknown)":
             return None
         line, column = location_line_column(text)
@@ -188,25 +211,51 @@ class _Importer:
             block.append(self.op(op.operation))
         return block
 
-    def op(self, operation) -> Op:
+    def op_name(self, operation) -> str:
+        """The IR name of the op, checked against the dialects and the registry once per name."""
         mlir_name = operation.name
-        name = registry_name(mlir_name)
-        if self.strict_ops and not self.ctx.is_registered_operation(mlir_name):
-            if name not in rule_names():
+        name = self.names.get(mlir_name)
+        if name is None:
+            name = registry_name(mlir_name)
+            if self.strict_ops and not self.ctx.is_registered_operation(mlir_name) and name not in rule_names():
                 where = "no rule of that name is registered" if mlir_name.startswith((PADDLE_PREFIX, JAX_PREFIX)) \
                     else "it is in no registered dialect and names no rule"
                 self.fail(UnknownOpError, f"unknown op '{mlir_name}': {where}", operation)
+            self.names[mlir_name] = name
+        return name
+
+    def result_type(self, t, operation, i: int):
+        tt = self.types.get(t)
+        if tt is None:
+            tt = self.types[t] = self.tensor_type(t, operation, f"result {i}")
+        return tt
+
+    def op(self, operation) -> Op:
+        name = self.op_name(operation)
         if len(operation.successors):
             self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
-        operands = []
-        for i, v in enumerate(operation.operands):
-            try:
-                operands.append(self.values[v])
-            except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
-                self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
-        result_types = [self.tensor_type(r.type, operation, f"result {i}") for i, r in enumerate(operation.results)]
-        op = Op.create(name, operands, result_types, location=self.location(operation))
-        for key, attr in operation.attributes.items():
+        values = self.values
+        try:
+            operands = [values[v] for v in operation.operands]
+        except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
+            i = next(i for i, v in enumerate(operation.operands) if v not in values)
+            self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
+        op = Op(name, operands, location=self.location(operation))
+        results = operation.results
+        op.results = [Value(self.result_type(r.type, operation, i), op, i) for i, r in enumerate(results)]
+        attributes = operation.attributes
+        if len(attributes):
+            self.op_attributes(op, operation, attributes)
+        for r, res in zip(op.results, results):
+            values[res] = r
+        regions = operation.regions
+        if len(regions):
+            op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in regions]
+        return op
+
+    def op_attributes(self, op: Op, operation, attributes) -> None:
+        mlir_name = operation.name
+        for key, attr in attributes.items():
             if key == "sdy.sharding":
                 value, _ = self.convert(attr, operation, key)
                 if not isinstance(value, list) or len(value) != len(op.results):
@@ -215,17 +264,21 @@ class _Importer:
                 for r, s in zip(op.results, value):
                     r.sharding = s
                 continue
-            value, pin = self.convert(attr, operation, key)
-            if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
-                value, pin = DIRECTIONS[value], None
-            op.attrs[key] = value
-            if pin is not None and pin != default_pin(name, key):
+            cached = self.attributes.get((key, attr))
+            if cached is None:
+                value, pin = self.convert(attr, operation, key)
+                if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
+                    value, pin = DIRECTIONS[value], None
+                self.attributes[(key, attr)] = cached = (value, pin)
+            value, pin = cached
+            op.attrs[key] = _fresh(value)
+            if pin is not None and pin != default_pin(op.name, key):
                 op.attr_types[key] = pin
-        for r, res in zip(op.results, operation.results):
-            self.values[res] = r
-        for region in operation.regions:
-            op.regions.append(Region([self.block(b, operation) for b in region.blocks]))
-        return op
+
+
+def _fresh(value):
+    """A cached attribute value, with its lists copied (an op may change its own)."""
+    return [_fresh(v) for v in value] if isinstance(value, list) else value
 
 
 def _dict_list(attrs, key: str) -> list[dict]:
