@@ -69,6 +69,12 @@ class Region:
 
 
 TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return", "return"})
+# Op names: a registry name without a dialect is Paddle's ("paddle.matmul" in MLIR, "matmul" here);
+# "jax.<primitive>" ops keep their name in both.
+PADDLE_PREFIX = "paddle."
+JAX_PREFIX = "jax."
+# sdy.propagation_barrier's direction: an i32 enum in MLIR, its name in the IR.
+DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
 
 
 @dataclass(eq=False)
@@ -140,9 +146,8 @@ class Program:
     attrs: dict[str, Any] = field(default_factory=dict)  # module attributes (`mhlo.num_partitions`, ...)
     mesh_attrs: dict[str, dict] = field(default_factory=dict)  # extra attributes of an `sdy.mesh` op, by mesh
 
-    def __str__(self) -> str:
-        from .printer import print_program  # the printer imports this module
-        return print_program(self)
+    # str(program) is the printed MLIR: spmdkit.ir's __init__ sets __str__ to the printer
+    # (which imports this module, so this module does not import it).
 
     def add_function(self, fn: Function) -> Function:
         if fn.name in self.functions:

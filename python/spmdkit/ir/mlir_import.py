@@ -30,14 +30,10 @@ from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import Block, Function, Op, Program, Region, Value
+from .core import DIRECTIONS, JAX_PREFIX, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 
-PADDLE_PREFIX = "paddle."
-JAX_PREFIX = "jax."
-# sdy.propagation_barrier's direction is an i32 enum in MLIR; the IR keeps its name.
-DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
 
 
 @lru_cache(maxsize=1)
