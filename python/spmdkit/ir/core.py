@@ -10,6 +10,8 @@ an `[...]` array attribute), so that printing round-trips.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -166,3 +168,16 @@ class Program:
     def walk(self) -> Iterator[Op]:
         for fn in self.functions.values():
             yield from fn.walk()
+
+
+@contextmanager
+def paused_gc():
+    """Python's cycle collector paused while a program's objects are made in bulk: they all stay
+    alive, and a 100k-op import would otherwise run full collections that scan every one."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -22,15 +22,13 @@ The compiler API in the IR (the printer writes the same back):
 """
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import DIRECTIONS, JAX_PREFIX, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value
+from .core import DIRECTIONS, JAX_PREFIX, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value, paused_gc
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 
@@ -77,19 +75,6 @@ def import_module(module, source: Optional[str] = None, strict_ops: bool = True)
         return _Importer(source, strict_ops).module(module)
 
 
-@contextmanager
-def paused_gc():
-    """Python's cycle collector paused while a program's objects are made: they all stay alive,
-    and a 100k-op import would otherwise trigger full collections that scan every one of them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class _Importer:
     def __init__(self, source: Optional[str], strict_ops: bool):
         self.source = source
@@ -97,6 +82,8 @@ class _Importer:
         self.values: dict = {}  # ir.Value -> Value
         self.ctx = shared_context()
         self.names: dict[str, str] = {}     # MLIR op name -> IR op name, checked once per name
+        self.registered: dict[str, bool] = {}  # IR op name -> in a registered dialect
+        self.regionless: set[str] = set()   # registered ops whose definition has no regions
         self.types: dict = {}               # ir.Type -> TensorType (MLIR uniques types)
         self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin); MLIR uniques attributes
 
@@ -109,11 +96,12 @@ class _Importer:
         """Where the op came from, in words: "line 4, column 10" for the parsed text, the name of
         a name location (what print_program(locations=True) writes), else MLIR's own form."""
         loc = operation.location
+        try:  # the common case, a line of the parsed text, read without printing the location
+            if loc.filename == "-":
+                return f"line {loc.start_line}, column {loc.start_col}"
+        except (AttributeError, ValueError):  # not a file location
+            pass
         text = str(loc)
-        if text.startswith('loc("-":') and text.endswith(")"):  # the common case, read without a regex
-            line, _, column = text[8:-1].partition(":")
-            if line.isdigit() and column.isdigit():
-                return f"line {line}, column {column}"
         if text == "loc(unknown)":
             return None
         line, column = location_line_column(text)
@@ -203,8 +191,16 @@ class _Importer:
             v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"),
                               sharding=self.sharding_of(d, owner, f"argument {i}"))
             self.values[a] = v
-        for op in mblock.operations:
-            block.append(self.op(op.operation))
+        ops = block.ops
+        operation = None
+        for view in mblock.operations:
+            operation = view.operation
+            op = self.op(operation)
+            op.parent = block
+            ops.append(op)
+        # MLIR lets only a block's last op have successors (its verifier checked the rest)
+        if operation is not None and len(operation.successors):
+            self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
         return block
 
     def op_name(self, operation) -> str:
@@ -213,7 +209,8 @@ class _Importer:
         name = self.names.get(mlir_name)
         if name is None:
             name = registry_name(mlir_name)
-            if self.strict_ops and not self.ctx.is_registered_operation(mlir_name) and name not in rule_names():
+            self.registered[name] = registered = self.ctx.is_registered_operation(mlir_name)
+            if self.strict_ops and not registered and name not in rule_names():
                 where = "no rule of that name is registered" if mlir_name.startswith((PADDLE_PREFIX, JAX_PREFIX)) \
                     else "it is in no registered dialect and names no rule"
                 self.fail(UnknownOpError, f"unknown op '{mlir_name}': {where}", operation)
@@ -228,8 +225,6 @@ class _Importer:
 
     def op(self, operation) -> Op:
         name = self.op_name(operation)
-        if len(operation.successors):
-            self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
         values = self.values
         try:
             operands = [values[v] for v in operation.operands]
@@ -244,9 +239,12 @@ class _Importer:
             self.op_attributes(op, operation, attributes)
         for r, res in zip(op.results, results):
             values[res] = r
-        regions = operation.regions
-        if len(regions):
-            op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in regions]
+        if name not in self.regionless:
+            regions = operation.regions
+            if len(regions):
+                op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in regions]
+            elif self.registered[name]:  # its op definition fixes the count
+                self.regionless.add(name)
         return op
 
     def op_attributes(self, op: Op, operation, attributes) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir.core import paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -293,9 +294,10 @@ def _propagated_shardings(graph: Graph, program):
 
 def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
-    out = build_graph(program, factor_table_of)
-    out.graph.propagate(**options)
-    shardings = _propagated_shardings(out.graph, program)
+    with paused_gc():  # the graph's lists and the written shardings are all kept: nothing to collect
+        out = build_graph(program, factor_table_of)
+        out.graph.propagate(**options)
+        shardings = _propagated_shardings(out.graph, program)
     for v, new in zip(out.values, shardings):
         # write what propagation set: annotated values, and values that gained axes
         if v is not None and new is not None and (v.sharding is not None or new[1]):
