@@ -92,15 +92,10 @@ class _Importer:
         line, column = location_line_column(operation.location)
         raise cls(message, line=line, column=column, op=operation.name, value=value, source=self.source)
 
-    def location(self, operation) -> Optional[str]:
-        """Where the op came from, in words: "line 4, column 10" for the parsed text, the name of
-        a name location (what print_program(locations=True) writes), else MLIR's own form."""
-        loc = operation.location
-        try:  # the common case, a line of the parsed text, read without printing the location
-            if loc.filename == "-":
-                return f"line {loc.start_line}, column {loc.start_col}"
-        except (AttributeError, ValueError):  # not a file location
-            pass
+    def location(self, loc) -> Optional[str]:
+        """Where an op came from, in words (from its MLIR location): "line 4, column 10" for the
+        parsed text, the name of a name location (what print_program(locations=True) writes),
+        else MLIR's own form."""
         text = str(loc)
         if text == "loc(unknown)":
             return None
@@ -218,27 +213,34 @@ class _Importer:
         return name
 
     def result_type(self, t, operation, i: int):
-        tt = self.types.get(t)
-        if tt is None:
-            tt = self.types[t] = self.tensor_type(t, operation, f"result {i}")
+        tt = self.types[t] = self.tensor_type(t, operation, f"result {i}")
         return tt
 
     def op(self, operation) -> Op:
-        name = self.op_name(operation)
+        # The hot loop of an import (one call per op): every binding call here costs ~1 us.
+        name = self.names.get(operation.name) or self.op_name(operation)
         values = self.values
         try:
             operands = [values[v] for v in operation.operands]
         except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
             i = next(i for i, v in enumerate(operation.operands) if v not in values)
             self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
-        op = Op(name, operands, location=self.location(operation))
-        results = operation.results
-        op.results = [Value(self.result_type(r.type, operation, i), op, i) for i, r in enumerate(results)]
+        loc = operation.location
+        try:  # the common case, a line of the parsed text, read without printing the location
+            location = f"line {loc.start_line}, column {loc.start_col}" if loc.filename == "-" else self.location(loc)
+        except (AttributeError, ValueError):  # not a file location
+            location = self.location(loc)
+        op = Op(name, operands, location=location)
+        types = self.types
+        results = op.results
+        for i, r in enumerate(operation.results):
+            t = r.type
+            v = Value(types.get(t) or self.result_type(t, operation, i), op, i)
+            values[r] = v
+            results.append(v)
         attributes = operation.attributes
         if len(attributes):
             self.op_attributes(op, operation, attributes)
-        for r, res in zip(op.results, results):
-            values[res] = r
         if name not in self.regionless:
             regions = operation.regions
             if len(regions):
@@ -251,7 +253,10 @@ class _Importer:
         mlir_name = operation.name
         for key, attr in attributes.items():
             if key == "sdy.sharding":
-                value, _ = self.convert(attr, operation, key)
+                cached = self.attributes.get((key, attr))
+                if cached is None:
+                    cached = self.attributes[(key, attr)] = self.convert(attr, operation, key)
+                value = cached[0]
                 if not isinstance(value, list) or len(value) != len(op.results):
                     self.fail(IRError, f"sdy.sharding must give one sharding per result ({len(op.results)})",
                               operation)
