@@ -37,19 +37,35 @@ class Graph:
         self.meshes: dict[str, MeshSpec] = {}
         self._mesh_ids: dict[str, int] = {}
         self._mesh_names: list[str] = []
-        self._op_names: list[str] = []
-        self._value_names: list[str] = []
-        self._shapes: list[list[int]] = []
         self._tables: dict = {}
         self._table_info: dict[int, tuple] = {}  # table id -> (parts, pass-through-like)
         self._sharding_cache: dict = {}          # (TensorSharding, rank) -> engine tuples
         self._default_id = None                  # the default mesh's id (-1: none), once known
-        self.ops: list[dict] = []   # per op: name, table id, operands, results, factors (for executors)
         self.stats = None
-        # Values, annotations and ops wait here and reach the engine in one call each (_flush)
-        self._new_values: tuple[list, list, list] = ([], [], [])  # names, shapes, mesh ids
-        self._new_annotations: list[tuple] = []                  # (value, mesh id, dims, replicated)
-        self._new_ops: tuple[list, list, list, list, list] = ([], [], [], [], [])  # names, tables, ins, outs, flags
+        # Per value and per op, one list per field. The engine gets what is new in one call per
+        # field list (_flush, before anything reads it), not one call per value or op.
+        self._value_names: list[str] = []
+        self._shapes: list[list[int]] = []
+        self._value_meshes: list[int] = []
+        self._values_sent = 0
+        self._new_annotations: list[tuple] = []  # (value, mesh id, dims, replicated)
+        self._op_names: list[str] = []
+        self._op_tables: list[int] = []
+        self._op_operands: list[list[int]] = []
+        self._op_results: list[list[int]] = []
+        self._op_flags: list[int] = []            # bit 0 pass-through, bits 1-2 allowed direction
+        self._op_manual: dict[int, tuple] = {}    # op -> (manual axes mask, inner tensors mask)
+        self._ops_sent = 0
+        self._op_dicts: list[dict] = []
+
+    @property
+    def ops(self) -> list[dict]:
+        """Per op: name, table id, operands, results, factors (operands, results, sizes, kinds)
+        of its table (for executors); made when first read."""
+        for o in range(len(self._op_dicts), len(self._op_names)):
+            self._op_dicts.append(dict(name=self._op_names[o], table=self._op_tables[o], operands=self._op_operands[o],
+                                       results=self._op_results[o], factors=self._table_info[self._op_tables[o]][0]))
+        return self._op_dicts
 
     @property
     def _g(self):
@@ -58,17 +74,26 @@ class Graph:
         return self._engine
 
     def _flush(self) -> None:
-        names, shapes, meshes = self._new_values
-        if names:
-            self._engine.add_values(names, shapes, meshes)
-            self._new_values = ([], [], [])
+        start, end = self._values_sent, len(self._shapes)
+        if end > start:
+            self._engine.add_values(self._value_names[start:], self._shapes[start:], self._value_meshes[start:])
+            self._values_sent = end
         if self._new_annotations:
             for v, mesh_id, dims, replicated in self._new_annotations:
                 self._engine.set_sharding(v, mesh_id, dims, replicated)
             self._new_annotations = []
-        if self._new_ops[0]:
-            self._engine.add_ops(*self._new_ops)
-            self._new_ops = ([], [], [], [], [])
+        start, end = self._ops_sent, len(self._op_names)
+        if end > start:
+            for o in sorted(o for o in self._op_manual if start <= o < end) + [end]:
+                if o > start:
+                    self._engine.add_ops(self._op_names[start:o], self._op_tables[start:o], self._op_operands[start:o],
+                                         self._op_results[start:o], self._op_flags[start:o])
+                if o < end:  # a manual_computation boundary, with its masks
+                    flags = self._op_flags[o]
+                    self._engine.add_op(self._op_names[o], self._op_tables[o], self._op_operands[o], self._op_results[o],
+                                        bool(flags & 1), flags >> 1, *self._op_manual[o])
+                start = o + 1
+            self._ops_sent = end
 
     # ---- meshes and values ----------------------------------------------------------------
     def mesh(self, name: str, axes=None, *, maximal: bool = False, **sizes) -> str:
@@ -135,12 +160,9 @@ class Graph:
             mesh = self._default_mesh(None)
             default = self._default_id = self._mesh_ids[mesh] if mesh is not None and (
                 self.meshes[mesh].axis_names or self.meshes[mesh].maximal) else -1
-        names, shapes, meshes = self._new_values
-        names.append(name)
-        shapes.append(shape)
-        meshes.append(default)
-        self._shapes.append(shape)
         self._value_names.append(name)
+        self._shapes.append(shape)
+        self._value_meshes.append(default)
         return v
 
     def _add_value(self, shape, parsed, name, mesh) -> int:
@@ -157,12 +179,9 @@ class Graph:
             default = self._default_mesh(mesh)
             if default is not None and (self.meshes[default].axis_names or self.meshes[default].maximal):
                 mesh_id = self._mesh_ids[default]
-        names, shapes, meshes = self._new_values
-        names.append(name)
-        shapes.append(shape)
-        meshes.append(mesh_id)
-        self._shapes.append(shape)
         self._value_names.append(name)
+        self._shapes.append(shape)
+        self._value_meshes.append(mesh_id)
         return v
 
     def _structured(self, sharding, rank: int, what: str):
@@ -262,21 +281,15 @@ class Graph:
         return table
 
     def _add_op(self, name, table, operands, results, pass_through, allowed: int, manual) -> None:
-        factors, elementwise = self._table_info[table]
         if pass_through is None:
-            pass_through = elementwise
-        if manual != (0, 0):  # rare: a manual_computation boundary goes in on its own
-            self._flush()
-            self._engine.add_op(name, table, operands, results, bool(pass_through), allowed, *manual)
-        else:
-            names, tables, ins, outs, flags = self._new_ops
-            names.append(name)
-            tables.append(table)
-            ins.append(operands)
-            outs.append(results)
-            flags.append(bool(pass_through) | allowed << 1)
+            pass_through = self._table_info[table][1]
+        if manual != (0, 0):  # a manual_computation boundary
+            self._op_manual[len(self._op_names)] = manual
         self._op_names.append(name)
-        self.ops.append(dict(name=name, table=table, operands=operands, results=results, factors=factors))
+        self._op_tables.append(table)
+        self._op_operands.append(operands)
+        self._op_results.append(results)
+        self._op_flags.append(bool(pass_through) | allowed << 1)
 
     def _identity(self, name, sources, targets, **kw):
         rank = len(self._shapes[sources[0] if sources else targets[0]])
