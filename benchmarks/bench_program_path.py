@@ -10,7 +10,10 @@
    partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`.
 
     PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200] [--repeat 3]
-        [--no-first-call] [--profile N]   # --profile: cProfile of parse + propagate on the N-layer step
+        [--no-first-call] [--cpu] [--profile N] [--memory N]
+    --cpu: CPU time (all threads) instead of wall time, fairer on a shared machine
+    --profile N: cProfile of parse + propagate on the N-layer step
+    --memory N: parse + propagate of the N-layer step alone: seconds and peak RSS (280: ~100k ops)
 """
 from __future__ import annotations
 
@@ -189,6 +192,28 @@ def propagation_table(layer_counts, repeat: int) -> None:
               f"{differ} of {compared}", flush=True)
 
 
+def memory(layers: int) -> None:
+    """Parse + propagate the N-layer step once in this process: time and peak RSS (run it in a
+    fresh process: the peak counts everything the process ever held)."""
+    import resource
+
+    import spmdkit
+    from spmdkit import ir
+    text = lowered_text(layers)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ir.parse(lowered_text(4), strict_ops=False)  # MLIR's context and the rule registry, made once
+    t0, c0 = time.perf_counter(), time.process_time()
+    program = ir.parse(text, strict_ops=False)
+    t1, c1 = time.perf_counter(), time.process_time()
+    spmdkit.propagate(program)
+    t2, c2 = time.perf_counter(), time.process_time()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    n_ops = sum(1 for _ in program.walk())
+    print(f"{layers}-layer step, {n_ops} ops: parse {t1 - t0:.2f} s, propagate {t2 - t1:.2f} s, end to end "
+          f"{t2 - t0:.2f} s wall ({c2 - c0:.2f} s CPU: parse {c1 - c0:.2f}, propagate {c2 - c1:.2f}); "
+          f"peak RSS {peak:.0f} MB ({before:.0f} MB before parsing: Python, jax, the text)")
+
+
 def profile(layers: int) -> None:
     import cProfile
     import pstats
@@ -279,6 +304,8 @@ def main() -> None:
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--first-call-layers", type=int, default=4)
     ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--memory", type=int, default=0, help="N: time and peak RSS of parse + propagate of the "
+                    "N-layer step alone (280 layers: about 100k ops)")
     ap.add_argument("--cpu", action="store_true", help="time CPU seconds (all threads) instead of wall time")
     args = ap.parse_args()
     if args.cpu:
@@ -286,6 +313,9 @@ def main() -> None:
         clock = time.process_time
     if args.profile:
         profile(args.profile)
+        return
+    if args.memory:
+        memory(args.memory)
         return
     propagation_table(args.layers, args.repeat)
     if not args.no_first_call:

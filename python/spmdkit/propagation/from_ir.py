@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..ir.core import paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
@@ -92,7 +94,7 @@ def _frozen(value):
         return tuple(_frozen(v) for v in value)
     if kind is dict:
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if hasattr(value, "tobytes"):  # a numpy array
+    if kind is np.ndarray:
         return (value.dtype.str, value.shape, value.tobytes())
     return value
 
