@@ -266,6 +266,8 @@ class Graph:
 
     def op_with_table(self, name, table: int, operands, results, pass_through=None, allowed="both"):
         """An op on a table from add_table."""
+        if allowed not in _DIRECTIONS:
+            raise ValueError(f"op {name!r}: allowed direction {allowed!r} is not one of {sorted(_DIRECTIONS)}")
         operands, results = list(operands), list(results)
         self._add_op(name, table, operands, results, pass_through, _DIRECTIONS[allowed], (0, 0))
         return results[0] if len(results) == 1 else results
