@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from .errors import SpecError
+
 _TOKEN = re.compile(r"\s*(len\(|==|!=|<=|>=|<|>|[!&|()\[\],]|-?inf\b|-?\d+(?:\.\d*)?(?:[eE]-?\d+)?|'[^']*'|\"[^\"]*\"|"
                     r"[A-Za-z_][A-Za-z0-9_.\-]*)")
 _WORDS = {"not": "!", "and": "&", "or": "|"}
@@ -43,7 +45,6 @@ class _Parser:
             i = m.end()
 
     def err(self, msg: str):
-        from .spec import SpecError
         return SpecError(f"{self.spec.where}: when: '{self.text}': {msg}")
 
     def peek(self):

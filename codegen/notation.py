@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import SpecError
+
 _ITEM = re.compile(r"\s*(\.\.\.|[a-z]\??|[A-Z]|\([A-Z]\)|1|_|\*|@)")
 
 
@@ -35,7 +37,6 @@ def _pattern(text: str, where: str) -> list[str]:
 
 
 def _err(where: str, msg: str):
-    from .spec import SpecError
     return SpecError(f"{where}: einsum: {msg}")
 
 

@@ -12,15 +12,12 @@ import yaml
 
 from . import notation as notation_mod
 from . import when as when_mod
+from .errors import SpecError  # noqa: F401  (also importable from here, as before)
 
 SCHEMA = json.loads((Path(__file__).parent / "schema.json").read_text())
 
 ATTR_TYPES = ("bool", "int", "int64", "float", "str", "dtype", "int[]", "int64[]", "float[]", "bool[]")
 _MISSING = object()
-
-
-class SpecError(ValueError):
-    """A spec that cannot be generated; the message starts with 'FILE: entry NAME'."""
 
 
 @dataclass

@@ -17,6 +17,7 @@ The generated C++ branches once per call on plain attribute values: no per-call 
 from __future__ import annotations
 
 from .conditions import compile_condition
+from .errors import SpecError
 
 # Keys a variant may change. `einsum` and `sources` belong to the rule: a variant setting one
 # picks a rule of its own (the last such variant that holds wins); the others are edits of the
@@ -26,7 +27,6 @@ VARIANT_KEYS = RULE_KEYS + ("replicate", "reduce", "whole", "transpose", "permut
 
 
 def _err(spec, msg: str):
-    from .spec import SpecError
     return SpecError(f"{spec.where}: when: {msg}")
 
 

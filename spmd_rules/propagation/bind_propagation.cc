@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <climits>
+#include <map>
 
 #include "errors.h"
 #include "projection.h"
@@ -134,6 +135,76 @@ void spmdkit_bind_propagation(py::module_& m) {
              op.inner_tensors = inner_tensors;
              self.g.ops.push_back(std::move(op));
              return static_cast<int>(self.g.ops.size()) - 1;
+           })
+      // Batch forms of add_value / add_op: one call per program instead of one per value or op.
+      .def("add_values",
+           [](PyGraph& self, const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& shapes,
+              const std::vector<int>& meshes) {
+             if (names.size() != shapes.size() || meshes.size() != shapes.size())
+               throw ValueError("add_values: names, shapes and meshes differ in length");
+             const int first = self.g.num_values();
+             self.g.names.insert(self.g.names.end(), names.begin(), names.end());
+             self.g.shapes.insert(self.g.shapes.end(), shapes.begin(), shapes.end());
+             for (std::size_t i = 0; i < shapes.size(); ++i) {
+               TensorSharding s;
+               s.mesh = meshes[i];
+               s.dims.resize(shapes[i].size());
+               self.g.shardings.push_back(std::move(s));
+             }
+             return first;
+           })
+      .def("add_ops",
+           [](PyGraph& self, const std::vector<std::string>& names, const std::vector<int>& tables,
+              std::vector<std::vector<int>> operands, std::vector<std::vector<int>> results, const std::vector<int>& flags) {
+             // flags per op: bit 0 pass-through, bits 1-2 the allowed direction (0..3)
+             const std::size_t n = names.size();
+             if (tables.size() != n || operands.size() != n || results.size() != n || flags.size() != n)
+               throw ValueError("add_ops: names, tables, operands, results and flags differ in length");
+             self.g.ops.reserve(self.g.ops.size() + n);
+             for (std::size_t i = 0; i < n; ++i) {
+               Op op;
+               op.name = names[i];
+               op.table = tables[i];
+               op.operands = std::move(operands[i]);
+               op.results = std::move(results[i]);
+               op.pass_through = flags[i] & 1;
+               op.allowed = static_cast<Direction>((flags[i] >> 1) & 3);
+               self.g.ops.push_back(std::move(op));
+             }
+           })
+      .def("export_shardings",
+           [](const PyGraph& self) {
+             // Every value's sharding at once, deduplicated: (per value the index of its sharding
+             // in `distinct`, -1 for a value on no mesh; distinct shardings as (mesh, dims,
+             // replicated, has_axes) with dims (axes, closed, priority) and axes (axis, pre, size)).
+             std::map<std::vector<int64_t>, int> seen;
+             std::vector<int> ids(self.g.num_values(), -1);
+             py::list distinct;
+             std::vector<int64_t> key;
+             for (int v = 0; v < self.g.num_values(); ++v) {
+               const TensorSharding& s = self.g.shardings[v];
+               if (s.mesh < 0) continue;
+               key.clear();
+               key.push_back(s.mesh);
+               for (const DimSharding& d : s.dims) {
+                 key.push_back(static_cast<int64_t>(d.axes.size()) << 32 | (d.closed ? 1 : 0));
+                 key.push_back(d.priority);
+                 for (const AxisRef& a : d.axes) key.insert(key.end(), {a.axis, a.pre, a.size});
+               }
+               key.push_back(-2);
+               for (const AxisRef& a : s.replicated) key.insert(key.end(), {a.axis, a.pre, a.size});
+               auto [it, fresh] = seen.emplace(key, static_cast<int>(seen.size()));
+               ids[v] = it->second;
+               if (!fresh) continue;
+               py::list dims;
+               bool has_axes = false;
+               for (const DimSharding& d : s.dims) {
+                 has_axes = has_axes || !d.axes.empty();
+                 dims.append(py::make_tuple(from_axes(d.axes), d.closed, d.priority));
+               }
+               distinct.append(py::make_tuple(s.mesh, dims, from_axes(s.replicated), has_axes));
+             }
+             return py::make_tuple(ids, distinct);
            })
       .def("add_group", [](PyGraph& self, const std::vector<int>& values) { self.g.groups.push_back(values); })
       .def("validate", [](const PyGraph& self) { self.g.validate(); })

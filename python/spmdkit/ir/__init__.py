@@ -6,6 +6,7 @@ from .errors import (IRError, IRParseError, IRVerifyError, ShardingRankError, Un
 from .attributes import MLIRAttr  # noqa: F401
 from .mlir_import import load, parse  # noqa: F401
 from .printer import print_program, to_mlir_module  # noqa: F401
+Program.__str__ = print_program  # str(program) prints it; core does not import the printer (one way)
 from .jax_import import JaxImportError, import_jax  # noqa: F401
 from .evaluate import EvaluateError, evaluate  # noqa: F401
 from .builder import BlockBuilder, FunctionBuilder, ProgramBuilder  # noqa: F401

@@ -10,6 +10,8 @@ an `[...]` array attribute), so that printing round-trips.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -69,6 +71,12 @@ class Region:
 
 
 TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return", "return"})
+# Op names: a registry name without a dialect is Paddle's ("paddle.matmul" in MLIR, "matmul" here);
+# "jax.<primitive>" ops keep their name in both.
+PADDLE_PREFIX = "paddle."
+JAX_PREFIX = "jax."
+# sdy.propagation_barrier's direction: an i32 enum in MLIR, its name in the IR.
+DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
 
 
 @dataclass(eq=False)
@@ -140,9 +148,8 @@ class Program:
     attrs: dict[str, Any] = field(default_factory=dict)  # module attributes (`mhlo.num_partitions`, ...)
     mesh_attrs: dict[str, dict] = field(default_factory=dict)  # extra attributes of an `sdy.mesh` op, by mesh
 
-    def __str__(self) -> str:
-        from .printer import print_program  # the printer imports this module
-        return print_program(self)
+    # str(program) is the printed MLIR: spmdkit.ir's __init__ sets __str__ to the printer
+    # (which imports this module, so this module does not import it).
 
     def add_function(self, fn: Function) -> Function:
         if fn.name in self.functions:
@@ -161,3 +168,16 @@ class Program:
     def walk(self) -> Iterator[Op]:
         for fn in self.functions.values():
             yield from fn.walk()
+
+
+@contextmanager
+def paused_gc():
+    """Python's cycle collector paused while a program's objects are made in bulk: they all stay
+    alive, and a 100k-op import would otherwise run full collections that scan every one."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

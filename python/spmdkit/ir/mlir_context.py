@@ -45,20 +45,17 @@ def shared_context() -> ir.Context:
     return ctx
 
 
-def parse_module(text: str, ctx: ir.Context | None = None, verify: bool = True) -> ir.Module:
+def parse_module(text: str, ctx: ir.Context | None = None) -> ir.Module:
     """Parse MLIR text; MLIR's first error diagnostic becomes a typed IRError with line/column."""
     if not isinstance(text, str):
         raise TypeError(f"MLIR text must be a str, got {type(text).__name__}")
     ctx = ctx or shared_context()
     try:
+        # Module.parse verifies what it parsed (MLIR's parser config does by default): a verifier's
+        # complaint comes back from here, typed IRVerifyError by _typed.
         module = ir.Module.parse(text, ctx)
     except ir.MLIRError as e:
         raise _typed(e, text, IRParseError) from None
-    if verify:
-        try:
-            module.operation.verify()
-        except ir.MLIRError as e:
-            raise _typed(e, text, IRVerifyError) from None
     return module
 
 

@@ -28,15 +28,11 @@ from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh, parse_sharding
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import Block, Function, Op, Program, Region
+from .core import DIRECTIONS, JAX_PREFIX, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value, paused_gc
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 from .ssa_names import SsaNamer
 
-PADDLE_PREFIX = "paddle."
-JAX_PREFIX = "jax."
-# sdy.propagation_barrier's direction is an i32 enum in MLIR; the IR keeps its name.
-DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
 # the printer's exact text of a sharding whose unreduced axes have reduce types Shardy's text lacks
 EXACT_SHARDING = "spmdkit.exact_sharding"
 
@@ -81,7 +77,8 @@ def load(path: str | os.PathLike, strict_ops: bool = True, ssa_names: bool = Fal
 def import_module(module, source: Optional[str] = None, strict_ops: bool = True, ssa_names: bool = False) -> Program:
     """Walk a parsed (and verified) jaxlib MLIR module into a Program."""
     namer = SsaNamer(module.operation, source) if ssa_names else None
-    return _Importer(source, strict_ops, namer).module(module)
+    with paused_gc():
+        return _Importer(source, strict_ops, namer).module(module)
 
 
 class _Importer:
@@ -91,16 +88,21 @@ class _Importer:
         self.namer = namer  # SSA names of the file, when asked for
         self.values: dict = {}  # ir.Value -> Value
         self.ctx = shared_context()
+        self.names: dict[str, str] = {}     # MLIR op name -> IR op name, checked once per name
+        self.registered: dict[str, bool] = {}  # IR op name -> in a registered dialect
+        self.regionless: set[str] = set()   # registered ops whose definition has no regions
+        self.types: dict = {}               # ir.Type -> TensorType (MLIR uniques types)
+        self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin); MLIR uniques attributes
 
     # -- errors --------------------------------------------------------------------------
     def fail(self, cls, message: str, operation, value: Optional[str] = None):
         line, column = location_line_column(operation.location)
         raise cls(message, line=line, column=column, op=operation.name, value=value, source=self.source)
 
-    def location(self, operation) -> Optional[str]:
-        """Where the op came from, in words: "line 4, column 10" for the parsed text, the name of
-        a name location (what print_program(locations=True) writes), else MLIR's own form."""
-        loc = operation.location
+    def location(self, loc) -> Optional[str]:
+        """Where an op came from, in words (from its MLIR location): "line 4, column 10" for the
+        parsed text, the name of a name location (what print_program(locations=True) writes),
+        else MLIR's own form."""
         text = str(loc)
         if text == "loc(unknown)":
             return None
@@ -201,54 +203,104 @@ class _Importer:
             if self.namer is not None:
                 v.name = (self.namer.argument(a) or "%")[1:] or None
             self.values[a] = v
-        for op in mblock.operations:
-            block.append(self.op(op.operation))
+        ops = block.ops
+        operation = None
+        for view in mblock.operations:
+            operation = view.operation
+            op = self.op(operation)
+            op.parent = block
+            ops.append(op)
+        # MLIR lets only a block's last op have successors (its verifier checked the rest)
+        if operation is not None and len(operation.successors):
+            self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
         return block
 
-    def op(self, operation) -> Op:
+    def op_name(self, operation) -> str:
+        """The IR name of the op, checked against the dialects and the registry once per name."""
         mlir_name = operation.name
-        name = registry_name(mlir_name)
-        if self.strict_ops and not self.ctx.is_registered_operation(mlir_name):
-            if name not in rule_names():
+        name = self.names.get(mlir_name)
+        if name is None:
+            name = registry_name(mlir_name)
+            self.registered[name] = registered = self.ctx.is_registered_operation(mlir_name)
+            if self.strict_ops and not registered and name not in rule_names():
                 where = "no rule of that name is registered" if mlir_name.startswith((PADDLE_PREFIX, JAX_PREFIX)) \
                     else "it is in no registered dialect and names no rule"
                 self.fail(UnknownOpError, f"unknown op '{mlir_name}': {where}", operation)
-        if len(operation.successors):
-            self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
-        operands = []
-        for i, v in enumerate(operation.operands):
-            try:
-                operands.append(self.values[v])
-            except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
-                self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
-        result_types = [self.tensor_type(r.type, operation, f"result {i}") for i, r in enumerate(operation.results)]
-        op = Op.create(name, operands, result_types, location=self.location(operation))
-        for key, attr in operation.attributes.items():
+            self.names[mlir_name] = name
+        return name
+
+    def result_type(self, t, operation, i: int):
+        tt = self.types[t] = self.tensor_type(t, operation, f"result {i}")
+        return tt
+
+    def op(self, operation) -> Op:
+        # The hot loop of an import (one call per op): every binding call here costs ~1 us.
+        name = self.names.get(operation.name) or self.op_name(operation)
+        values = self.values
+        try:
+            operands = [values[v] for v in operation.operands]
+        except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
+            i = next(i for i, v in enumerate(operation.operands) if v not in values)
+            self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
+        loc = operation.location
+        try:  # the common case, a line of the parsed text, read without printing the location
+            location = f"line {loc.start_line}, column {loc.start_col}" if loc.filename == "-" else self.location(loc)
+        except (AttributeError, ValueError):  # not a file location
+            location = self.location(loc)
+        op = Op(name, operands, location=location)
+        types = self.types
+        results = op.results
+        for i, r in enumerate(operation.results):
+            t = r.type
+            v = Value(types.get(t) or self.result_type(t, operation, i), op, i)
+            values[r] = v
+            results.append(v)
+        attributes = operation.attributes
+        if len(attributes):
+            self.op_attributes(op, operation, attributes)
+            for r, text in zip(results, op.attrs.pop(EXACT_SHARDING, None) or ()):
+                if text:
+                    r.sharding = self.exact(text, operation, EXACT_SHARDING)
+        if self.namer is not None:
+            for r, rname in zip(results, self.namer.results(operation)):
+                r.name = rname[1:] if rname else None
+        if name not in self.regionless:
+            regions = operation.regions
+            if len(regions):
+                op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in regions]
+            elif self.registered[name]:  # its op definition fixes the count
+                self.regionless.add(name)
+        return op
+
+    def op_attributes(self, op: Op, operation, attributes) -> None:
+        mlir_name = operation.name
+        for key, attr in attributes.items():
             if key == "sdy.sharding":
-                value, _ = self.convert(attr, operation, key)
+                cached = self.attributes.get((key, attr))
+                if cached is None:
+                    cached = self.attributes[(key, attr)] = self.convert(attr, operation, key)
+                value = cached[0]
                 if not isinstance(value, list) or len(value) != len(op.results):
                     self.fail(IRError, f"sdy.sharding must give one sharding per result ({len(op.results)})",
                               operation)
                 for r, s in zip(op.results, value):
                     r.sharding = s
                 continue
-            value, pin = self.convert(attr, operation, key)
-            if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
-                value, pin = DIRECTIONS[value], None
-            op.attrs[key] = value
-            if pin is not None and pin != default_pin(name, key):
+            cached = self.attributes.get((key, attr))
+            if cached is None:
+                value, pin = self.convert(attr, operation, key)
+                if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
+                    value, pin = DIRECTIONS[value], None
+                self.attributes[(key, attr)] = cached = (value, pin)
+            value, pin = cached
+            op.attrs[key] = _fresh(value)
+            if pin is not None and pin != default_pin(op.name, key):
                 op.attr_types[key] = pin
-        for r, text in zip(op.results, op.attrs.pop(EXACT_SHARDING, None) or ()):
-            if text:
-                r.sharding = self.exact(text, operation, EXACT_SHARDING)
-        for r, res in zip(op.results, operation.results):
-            self.values[res] = r
-        if self.namer is not None:
-            for r, name in zip(op.results, self.namer.results(operation)):
-                r.name = name[1:] if name else None
-        for region in operation.regions:
-            op.regions.append(Region([self.block(b, operation) for b in region.blocks]))
-        return op
+
+
+def _fresh(value):
+    """A cached attribute value, with its lists copied (an op may change its own)."""
+    return [_fresh(v) for v in value] if isinstance(value, list) else value
 
 
 def _dict_list(attrs, key: str) -> list[dict]:

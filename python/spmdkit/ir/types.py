@@ -28,6 +28,14 @@ class TensorType:
         for d in self.shape:
             if d < 0:
                 raise ValueError(f"tensor type: dim sizes must be static and >= 0, got {list(self.shape)}")
+        # hashed once: propagation keys its factor-table cache by the types of every op
+        object.__setattr__(self, "_hash", hash((self.shape, self.dtype)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):  # rebuilt through __init__: a str hash differs between processes
+        return (TensorType, (self.shape, self.dtype))
 
     @property
     def rank(self) -> int:

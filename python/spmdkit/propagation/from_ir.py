@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..ir.core import paused_gc
+from .factor_text import parse_factor_table
 from .graph import Graph
 
 
@@ -77,6 +81,31 @@ def _table_parts(table):
             list(table.sizes), list(table.kinds), [f in blocked for f in range(n)])
 
 
+# ops the builder turns into edges, groups, constraints and regions rather than factor tables
+_COMPILER_API = frozenset({"func.return", "return", "stablehlo.return", "sdy.return", "sdy.sharding_group",
+                           "sdy.sharding_constraint", "sdy.propagation_barrier", "stablehlo.optimization_barrier",
+                           "stablehlo.while", "stablehlo.case", "func.call", "call", "sdy.manual_computation"})
+
+
+def _frozen(value):
+    """An attribute value as a hashable key (lists as tuples, arrays by their bytes)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return tuple(_frozen(v) for v in value)
+    if kind is dict:
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if kind is np.ndarray:
+        return (value.dtype.str, value.shape, value.tobytes())
+    return value
+
+
+def _signature(op):
+    """What an op's factor table depends on: name, operand and result types, attributes."""
+    attrs = op.attrs
+    return (op.name, tuple([v.type for v in op.operands]), tuple([r.type for r in op.results]),
+            tuple([(k, _frozen(v)) for k, v in attrs.items()]) if attrs else ())
+
+
 class _Builder:
     def __init__(self, program, factor_table_of):
         self.program = program
@@ -84,17 +113,21 @@ class _Builder:
         self.g = Graph()
         self.out = Propagated(program, self.g)
         self.groups: dict[int, list[int]] = {}
+        self.value_ids = self.out.value_ids
+        # Ops of the same name, types and attributes share one factor table (computed once)
+        self.tables: dict = {} if self.factor_table_of is default_factor_table else None
         for name, mesh in program.meshes.items():
             self.g.mesh(name, list(zip(mesh.axis_names, mesh.shape)), maximal=mesh.is_maximal)
 
     def value(self, v, name=""):
-        key = id(v)
-        if key not in self.out.value_ids:
-            text = _sharding_text(v.sharding) if v.sharding is not None else None
-            vid = self.g.value(list(v.type.shape), text, name=name or (v.name or ""))
-            self.out.value_ids[key] = vid
+        vid = self.value_ids.get(id(v))
+        if vid is None:
+            name = name or v.name or ""
+            vid = self.g.value_sharded(v.type.shape, v.sharding, name) if v.sharding is not None else \
+                self.g.plain_value(v.type.shape, name)
+            self.value_ids[id(v)] = vid
             self.out.values.append(v)
-        return self.out.value_ids[key]
+        return vid
 
     def edge(self, sources, targets):
         self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
@@ -110,10 +143,21 @@ class _Builder:
 
     def op(self, op, fn):
         name = op.name
+        if name not in _COMPILER_API:  # an op with a factor table (or an opaque one)
+            table = self.table_of(op)
+            if table is not None:
+                known = self.value_ids.get
+                operands = [known(id(v)) for v in op.operands]
+                if None in operands:
+                    operands = [self.value(v) for v in op.operands]
+                results = [self.value(v) for v in op.results]
+                # Shardy's op priorities move reshapes and transposes with the elementwise ops
+                self.g._add_op(name, table, operands, results, True if name in LAYOUT_PASS_THROUGH else None, 3, (0, 0))
+            return
         if name in ("func.return", "return"):
             for i, v in enumerate(op.operands):
                 sharding = fn.result_shardings[i] if fn and i < len(fn.result_shardings) else None
-                r = self.g.func_result(self.value(v), _sharding_text(sharding) if sharding is not None else None)
+                r = self.g.func_result(self.value(v), sharding)
                 self.out.values.append(None)
                 self.out.value_ids[("result", fn.name, i)] = r
             return
@@ -125,7 +169,7 @@ class _Builder:
         if name == "sdy.sharding_constraint":
             self.g._identity("sharding_constraint", [self.value(op.operands[0])], [self.value(op.results[0])])
             # the result carries the constraint: annotate it (a constraint is a user sharding)
-            self.g.annotate(self.value(op.results[0]), _sharding_text(op.attrs["sharding"]))
+            self.g.annotate_sharded(self.value(op.results[0]), op.attrs["sharding"])
             self.out.constraints.append(op)
             return
         if name == "sdy.propagation_barrier":
@@ -165,20 +209,35 @@ class _Builder:
         if name == "sdy.manual_computation":
             self.manual(op)
             return
+
+    def table_of(self, op):
+        """The engine's table id for `op` (None: opaque), shared by ops of one signature."""
+        key = None
+        if self.tables is not None:
+            try:
+                key = _signature(op)
+                hit = self.tables.get(key)
+            except TypeError:  # an attribute that cannot be keyed: this op's table on its own
+                key = hit = None
+            if hit is not None:
+                table, why = hit
+                if table is None:
+                    self.out.opaque.append((op.name, why))
+                return table
         try:
-            table = self.factor_table_of(op)
+            table, why = self.factor_table_of(op), None
         except Exception as e:  # no rule / no factors: the op stays opaque
-            self.out.opaque.append((name, str(e)))
-            return
-        operands = [self.value(v) for v in op.operands]
-        results = [self.value(v) for v in op.results]
-        parts = _table_parts(table)
-        # Shardy's op priorities move reshapes and transposes with the elementwise ops
-        pass_through = True if name in LAYOUT_PASS_THROUGH else None
-        if parts is None:
-            self.g.op(name, table, operands, results, pass_through=pass_through)
-        else:
-            self.g.op_table(name, parts, operands, results, pass_through=pass_through)
+            table, why = None, str(e)
+            self.out.opaque.append((op.name, why))
+        if table is not None:
+            parts = _table_parts(table)
+            if parts is None:  # a preset rule's text
+                shapes = lambda vs: [list(v.type.shape) for v in vs]
+                parts = parse_factor_table(table, shapes(op.operands), shapes(op.results))
+            table = self.g.add_table(parts)
+        if key is not None:
+            self.tables[key] = (table, why)
+        return table
 
     def manual(self, op):
         body = op.regions[0].block
@@ -212,17 +271,39 @@ def build_graph(program, factor_table_of=None) -> Propagated:
     return b.finish()
 
 
+def _propagated_shardings(graph: Graph, program):
+    """Every value's sharding after propagation, read from the engine in one call: (per graph
+    value the TensorSharding or None, per value whether it shards any dim). Equal shardings are
+    one object."""
+    from ..sharding import AxisRef, DimSharding, TensorSharding
+    ids, distinct = graph.export_shardings()
+    made = []
+    for mesh_id, dims, replicated, has_axes in distinct:
+        name = graph.mesh_name(mesh_id)
+        spec = graph.meshes[name]
+
+        def axis(a, spec=spec):
+            idx, pre, size = a
+            whole = pre == 1 and size == spec.axis_sizes[idx]
+            return AxisRef(spec.axis_names[idx]) if whole else AxisRef(spec.axis_names[idx], pre, size)
+
+        dims = [] if not spec.axis_names else [
+            DimSharding(tuple(axis(a) for a in axes), closed, None if priority < 0 else priority)
+            for axes, closed, priority in dims]
+        made.append((TensorSharding(name, dims, tuple(axis(a) for a in replicated)), has_axes))
+    return [None if k < 0 else made[k] for k in ids]
+
+
 def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
-    from ..sharding import parse_sharding
-
-    out = build_graph(program, factor_table_of)
-    out.graph.propagate(**options)
-    for vid, v in enumerate(out.values):
+    with paused_gc():  # the graph's lists and the written shardings are all kept: nothing to collect
+        out = build_graph(program, factor_table_of)
+        out.graph.propagate(**options)
+        shardings = _propagated_shardings(out.graph, program)
+    for v, new in zip(out.values, shardings):
         # write what propagation set: annotated values, and values that gained axes
-        if v is None or out.graph.mesh_of(vid) is None or (v.sharding is None and not any(out.graph.dim_axes(vid))):
-            continue
-        v.sharding = parse_sharding(out.graph.sharding_full(vid), program.meshes)
+        if v is not None and new is not None and (v.sharding is not None or new[1]):
+            v.sharding = new[0]
     for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
@@ -230,9 +311,9 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     for fn in program.functions.values():
         for i in range(len(fn.result_types)):
             rid = out.value_ids.get(("result", fn.name, i))
-            if rid is not None and out.graph.mesh_of(rid) is not None and (
-                    (i < len(fn.result_shardings) and fn.result_shardings[i] is not None) or any(out.graph.dim_axes(rid))):
+            new = shardings[rid] if rid is not None else None
+            if new is not None and ((i < len(fn.result_shardings) and fn.result_shardings[i] is not None) or new[1]):
                 while len(fn.result_shardings) <= i:
                     fn.result_shardings.append(None)
-                fn.result_shardings[i] = parse_sharding(out.graph.sharding_full(rid), program.meshes)
+                fn.result_shardings[i] = new[0]
     return out

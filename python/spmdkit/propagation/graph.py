@@ -14,20 +14,86 @@ from .factor_text import parse_factor_table
 from .sharding_text import MeshSpec, format_dims, parse_sharding
 
 _DIRECTIONS = {"none": 0, "forward": 1, "backward": 2, "both": 3}
+_MAX_AXES = 16            # per dim, as the engine stores them (spmd::prop::kMaxAxes)
+_MAX_SIZE = 2 ** 31 - 1
+
+
+def _checked(parsed):
+    """An annotation the engine will take: the checks it makes, made now, where the value is
+    added (the engine sees it later, in a batch)."""
+    _, dims, replicated = parsed
+    for axes in [d[0] for d in dims] + [replicated]:
+        if len(axes) > _MAX_AXES:
+            raise ValueError(f"a dim may hold at most {_MAX_AXES} axes")
+        for axis, pre, size in axes:
+            if not (1 <= pre <= _MAX_SIZE and 1 <= size <= _MAX_SIZE):
+                raise ValueError(f"axis {axis}: sub-axis ({pre}){size} is out of range")
+    return parsed
 
 
 class Graph:
     def __init__(self):
-        self._g = _core.PropagationGraph()
+        self._engine = _core.PropagationGraph()
         self.meshes: dict[str, MeshSpec] = {}
         self._mesh_ids: dict[str, int] = {}
         self._mesh_names: list[str] = []
-        self._op_names: list[str] = []
+        self._tables: dict = {}
+        self._table_info: dict[int, tuple] = {}  # table id -> (parts, pass-through-like)
+        self._sharding_cache: dict = {}          # (TensorSharding, rank) -> engine tuples
+        self._default_id = None                  # the default mesh's id (-1: none), once known
+        self.stats = None
+        # Per value and per op, one list per field. The engine gets what is new in one call per
+        # field list (_flush, before anything reads it), not one call per value or op.
         self._value_names: list[str] = []
         self._shapes: list[list[int]] = []
-        self._tables: dict = {}
-        self.ops: list[dict] = []   # per op: name, table text, operands, results, kinds (for executors)
-        self.stats = None
+        self._value_meshes: list[int] = []
+        self._values_sent = 0
+        self._new_annotations: list[tuple] = []  # (value, mesh id, dims, replicated)
+        self._op_names: list[str] = []
+        self._op_tables: list[int] = []
+        self._op_operands: list[list[int]] = []
+        self._op_results: list[list[int]] = []
+        self._op_flags: list[int] = []            # bit 0 pass-through, bits 1-2 allowed direction
+        self._op_manual: dict[int, tuple] = {}    # op -> (manual axes mask, inner tensors mask)
+        self._ops_sent = 0
+        self._op_dicts: list[dict] = []
+
+    @property
+    def ops(self) -> list[dict]:
+        """Per op: name, table id, operands, results, factors (operands, results, sizes, kinds)
+        of its table (for executors); made when first read."""
+        for o in range(len(self._op_dicts), len(self._op_names)):
+            self._op_dicts.append(dict(name=self._op_names[o], table=self._op_tables[o], operands=self._op_operands[o],
+                                       results=self._op_results[o], factors=self._table_info[self._op_tables[o]][0]))
+        return self._op_dicts
+
+    @property
+    def _g(self):
+        """The C++ engine, with everything added so far."""
+        self._flush()
+        return self._engine
+
+    def _flush(self) -> None:
+        start, end = self._values_sent, len(self._shapes)
+        if end > start:
+            self._engine.add_values(self._value_names[start:], self._shapes[start:], self._value_meshes[start:])
+            self._values_sent = end
+        if self._new_annotations:
+            for v, mesh_id, dims, replicated in self._new_annotations:
+                self._engine.set_sharding(v, mesh_id, dims, replicated)
+            self._new_annotations = []
+        start, end = self._ops_sent, len(self._op_names)
+        if end > start:
+            for o in sorted(o for o in self._op_manual if start <= o < end) + [end]:
+                if o > start:
+                    self._engine.add_ops(self._op_names[start:o], self._op_tables[start:o], self._op_operands[start:o],
+                                         self._op_results[start:o], self._op_flags[start:o])
+                if o < end:  # a manual_computation boundary, with its masks
+                    flags = self._op_flags[o]
+                    self._engine.add_op(self._op_names[o], self._op_tables[o], self._op_operands[o], self._op_results[o],
+                                        bool(flags & 1), flags >> 1, *self._op_manual[o])
+                start = o + 1
+            self._ops_sent = end
 
     # ---- meshes and values ----------------------------------------------------------------
     def mesh(self, name: str, axes=None, *, maximal: bool = False, **sizes) -> str:
@@ -47,9 +113,10 @@ class Graph:
         if same is not None:
             self._mesh_ids[name] = self._mesh_ids[same.name]
         else:
-            self._mesh_ids[name] = self._g.add_mesh(name, list(spec.axis_names), list(spec.axis_sizes))
+            self._mesh_ids[name] = self._engine.add_mesh(name, list(spec.axis_names), list(spec.axis_sizes))
             self._mesh_names.append(name)
         self.meshes[name] = spec
+        self._default_id = None
         return name
 
     def _default_mesh(self, mesh):
@@ -69,24 +136,95 @@ class Graph:
 
     def value(self, shape, sharding: str | None = None, name: str = "", mesh: str | None = None) -> int:
         """A value of `shape`, annotated by the user if `sharding` is given (Shardy text)."""
+        parsed = None
+        if sharding is not None:
+            parsed = self._parse(sharding, mesh, len(shape), f"value {name or f'v{len(self._shapes)}'!r}")
+        return self._add_value(shape, parsed, name, mesh)
+
+    def value_sharded(self, shape, sharding, name: str = "") -> int:
+        """A value of `shape` annotated with a `spmdkit.sharding.TensorSharding` (None: none),
+        read field by field (no text)."""
+        parsed = None
+        if sharding is not None:
+            parsed = self._structured(sharding, len(shape), f"value {name or f'v{len(self._shapes)}'!r}")
+        return self._add_value(shape, parsed, name, None)
+
+    def plain_value(self, shape, name: str = "") -> int:
+        """value(shape) without an annotation, for a shape already known to be valid (a
+        program's TensorType): the builder's fast path."""
+        v = len(self._shapes)
+        name = name or f"v{v}"
+        shape = list(shape)
+        default = self._default_id
+        if default is None:
+            mesh = self._default_mesh(None)
+            default = self._default_id = self._mesh_ids[mesh] if mesh is not None and (
+                self.meshes[mesh].axis_names or self.meshes[mesh].maximal) else -1
+        self._value_names.append(name)
+        self._shapes.append(shape)
+        self._value_meshes.append(default)
+        return v
+
+    def _add_value(self, shape, parsed, name, mesh) -> int:
         shape = [int(d) for d in shape]
         if any(d < 0 for d in shape):
             raise ValueError(f"value {name!r}: negative dim in shape {shape}")
-        name = name or f"v{len(self._shapes)}"
-        mesh_id, dims, replicated = -1, [], []
-        if sharding is not None:
-            mesh_id, dims, replicated = self._parse(sharding, mesh, len(shape), f"value {name!r}")
-        elif self._default_mesh(mesh) is not None and (self.meshes[self._default_mesh(mesh)].axis_names
-                                                        or self.meshes[self._default_mesh(mesh)].maximal):
-            mesh_id = self._mesh_ids[self._default_mesh(mesh)]
-        v = self._g.add_value(name, shape, mesh_id, dims, replicated)
-        self._shapes.append(shape)
+        v = len(self._shapes)
+        name = name or f"v{v}"
+        mesh_id = -1
+        if parsed is not None:
+            mesh_id = parsed[0]
+            self._new_annotations.append((v, *_checked(parsed)))
+        else:
+            default = self._default_mesh(mesh)
+            if default is not None and (self.meshes[default].axis_names or self.meshes[default].maximal):
+                mesh_id = self._mesh_ids[default]
         self._value_names.append(name)
+        self._shapes.append(shape)
+        self._value_meshes.append(mesh_id)
         return v
 
+    def _structured(self, sharding, rank: int, what: str):
+        """(mesh id, dims, replicated) of a TensorSharding on a named mesh; other forms (an
+        inline mesh, unreduced axes) go through their text, which says what is wrong with them."""
+        key = (sharding, rank)
+        hit = self._sharding_cache.get(key)
+        if hit is not None:
+            return hit
+        mesh_name = sharding.mesh
+        if not isinstance(mesh_name, str) or sharding.unreduced:
+            text = sharding.to_text()
+            return self._parse(text[len("#sdy.sharding"):], None, rank, what)
+        spec = self.meshes.get(mesh_name)
+        if spec is None:
+            raise ValueError(f"sharding {sharding.to_text(prefix=False)!r}: mesh {mesh_name!r} is not defined "
+                             f"(meshes: {sorted(self.meshes)})")
+        text = sharding.to_text(prefix=False)
+
+        def axis(a):
+            idx = spec.axis_index(a.name, text)
+            return (idx, 1, spec.axis_sizes[idx]) if a.pre_size is None else (idx, a.pre_size, a.size)
+
+        dims = [([axis(a) for a in d.axes], d.is_closed, -1 if d.priority is None else d.priority, True)
+                for d in sharding.dims]
+        replicated = [axis(a) for a in sharding.replicated]
+        if not dims and rank and spec.maximal:  # Shardy writes a maximal sharding as []
+            dims = [([], True, -1, True)] * rank
+        if len(dims) != rank:
+            raise ValueError(f"{what}: sharding {text!r} has {len(dims)} dims, the value has rank {rank}")
+        mesh_id = -1 if not spec.axis_names and not spec.maximal else self._mesh_ids[mesh_name]
+        out = (mesh_id, dims, replicated)
+        self._sharding_cache[key] = out
+        return out
+
     def annotate(self, v: int, sharding: str, mesh: str | None = None) -> None:
-        mesh_id, dims, replicated = self._parse(sharding, mesh, len(self._shapes[v]), f"value {self._value_names[v]!r}")
-        self._g.set_sharding(v, mesh_id, dims, replicated)
+        parsed = self._parse(sharding, mesh, len(self._shapes[v]), f"value {self._value_names[v]!r}")
+        self._new_annotations.append((v, *_checked(parsed)))
+
+    def annotate_sharded(self, v: int, sharding) -> None:
+        """annotate() with a TensorSharding."""
+        parsed = self._structured(sharding, len(self._shapes[v]), f"value {self._value_names[v]!r}")
+        self._new_annotations.append((v, *_checked(parsed)))
 
     def shape(self, v: int):
         return list(self._shapes[v])
@@ -109,32 +247,51 @@ class Graph:
         if table is None:
             parsed = parse_factor_table(text, [self._shapes[v] for v in operands], [self._shapes[v] for v in results],
                                         sizes, kinds, tuple(blocked))
-            table = self._g.add_table(*parsed)
+            table = self._add_table(parsed)
             self._tables[key] = table
-            self._tables[("parsed", table)] = parsed
-        ins, outs, fsizes, fkinds, _ = self._tables[("parsed", table)]
-        if pass_through is None:  # elementwise-like: every tensor carries the same pass-through factors
-            pass_through = all(k == "pass_through" for k in fkinds) and all(t == (ins + outs)[0] for t in ins + outs)
         if allowed not in _DIRECTIONS:
             raise ValueError(f"op {name!r}: allowed direction {allowed!r} is not one of {sorted(_DIRECTIONS)}")
-        self._g.add_op(name, table, operands, results, bool(pass_through), _DIRECTIONS[allowed], *_manual)
-        self._op_names.append(name)
-        self.ops.append(dict(name=name, table=self._g.table_string(table), operands=operands, results=results,
-                             factors=(ins, outs, fsizes, fkinds)))
+        self._add_op(name, table, operands, results, pass_through, _DIRECTIONS[allowed], _manual)
         return results[0] if len(results) == 1 else results
 
     def op_table(self, name, parts, operands, results, pass_through=None, allowed="both"):
         """An op whose factor table is given as (operands, results, sizes, kinds, blocked), the
         fields of a rule's FactorTable."""
-        ins, outs, sizes, kinds, blocked = parts
-        table = self._g.add_table(ins, outs, list(sizes), list(kinds), [bool(b) for b in blocked])
-        if pass_through is None:
-            pass_through = all(k == "pass_through" for k in kinds) and all(t == (ins + outs)[0] for t in ins + outs)
-        self._g.add_op(name, table, list(operands), list(results), bool(pass_through), _DIRECTIONS[allowed], 0, 0)
-        self._op_names.append(name)
-        self.ops.append(dict(name=name, table=self._g.table_string(table), operands=list(operands),
-                             results=list(results), factors=(ins, outs, list(sizes), list(kinds))))
+        return self.op_with_table(name, self._add_table(parts), operands, results, pass_through, allowed)
+
+    def add_table(self, parts) -> int:
+        """Registers a factor table (operands, results, sizes, kinds, blocked) for op_with_table:
+        ops of the same shape and attributes share one."""
+        return self._add_table(parts)
+
+    def op_with_table(self, name, table: int, operands, results, pass_through=None, allowed="both"):
+        """An op on a table from add_table."""
+        if allowed not in _DIRECTIONS:
+            raise ValueError(f"op {name!r}: allowed direction {allowed!r} is not one of {sorted(_DIRECTIONS)}")
+        operands, results = list(operands), list(results)
+        self._add_op(name, table, operands, results, pass_through, _DIRECTIONS[allowed], (0, 0))
         return results[0] if len(results) == 1 else results
+
+    def _add_table(self, parts) -> int:
+        ins, outs, sizes, kinds, blocked = parts
+        sizes, kinds = list(sizes), list(kinds)
+        table = self._engine.add_table(ins, outs, sizes, kinds, [bool(b) for b in blocked])
+        # elementwise-like: every tensor carries the same pass-through factors
+        tensors = ins + outs
+        elementwise = all(k == "pass_through" for k in kinds) and all(t == tensors[0] for t in tensors)
+        self._table_info[table] = ((ins, outs, sizes, kinds), elementwise)
+        return table
+
+    def _add_op(self, name, table, operands, results, pass_through, allowed: int, manual) -> None:
+        if pass_through is None:
+            pass_through = self._table_info[table][1]
+        if manual != (0, 0):  # a manual_computation boundary
+            self._op_manual[len(self._op_names)] = manual
+        self._op_names.append(name)
+        self._op_tables.append(table)
+        self._op_operands.append(operands)
+        self._op_results.append(results)
+        self._op_flags.append(bool(pass_through) | allowed << 1)
 
     def _identity(self, name, sources, targets, **kw):
         rank = len(self._shapes[sources[0] if sources else targets[0]])
@@ -171,7 +328,9 @@ class Graph:
     def func_result(self, v: int, sharding: str | None = None, mesh: str | None = None) -> int:
         """A function result: its own sharding (the func's result attribute), joined to the
         returned value by an identity edge."""
-        out = self.value(self._shapes[v], sharding, name=f"result({self._value_names[v]})", mesh=mesh)
+        name = f"result({self._value_names[v]})"
+        out = self.value(self._shapes[v], sharding, name=name, mesh=mesh) if sharding is None or \
+            isinstance(sharding, str) else self.value_sharded(self._shapes[v], sharding, name=name)
         self._identity("func_result", [v], [out])
         return out
 
@@ -252,6 +411,15 @@ class Graph:
         """Shardy text without the mesh: '[{"a", ?}, {}]'."""
         mesh_id, dims, _ = self._g.sharding(v)
         return format_dims(self._mesh_of(mesh_id), dims, with_priority)
+
+    def export_shardings(self):
+        """Every value's sharding in one call: (per value an index into `distinct`, -1 for a
+        value on no mesh; `distinct`: (mesh id, dims as (axes, closed, priority), replicated,
+        has_axes), axes as (axis index, pre, size))."""
+        return self._g.export_shardings()
+
+    def mesh_name(self, mesh_id: int) -> str:
+        return self._mesh_names[mesh_id]
 
     def sharding_full(self, v: int) -> str:
         return self._g.sharding_string(v)

@@ -1,0 +1,328 @@
+"""The program path against what a JAX user already has, in one run on this machine.
+
+1. Propagation: transformer training steps of 4, 24 and 200 layers (embedding, layer norm,
+   attention, MLP, cross-entropy loss, grad, SGD), lowered by JAX with the batch on "dp" and
+   Megatron weight splits on "mp", calls inlined. On the same MLIR text: spmdkit
+   (`spmdkit.ir.parse` + `spmdkit.propagate`, and each part) against the live Shardy in jaxlib
+   (MLIR parse + `sdy-add-data-flow-edges, sdy-user-priority-propagate, sdy-sink-data-flow-edges`).
+   Prints best-of-N times, the ratio, and how many values the two engines shard differently.
+2. First call: `parallelize` of a small step on 8 virtual devices, per stage (import, propagate,
+   partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`.
+
+    PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200] [--repeat 3]
+        [--no-first-call] [--cpu] [--profile N] [--memory N]
+    --cpu: CPU time (all threads) instead of wall time, fairer on a shared machine
+    --profile N: cProfile of parse + propagate on the N-layer step
+    --memory N: parse + propagate of the N-layer step alone: seconds and peak RSS (280: ~100k ops)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+CACHE = os.environ.get("SPMDKIT_BENCH_CACHE", "/tmp/spmdkit_bench_program_path")
+clock = time.perf_counter  # --cpu: time.process_time (CPU seconds of every thread: fairer on a loaded machine)
+PROPAGATION = "builtin.module(sdy-add-data-flow-edges,sdy-user-priority-propagate,func.func(sdy-sink-data-flow-edges))"
+
+
+# ---- the model ---------------------------------------------------------------------------------
+def make_step(layers: int, d: int, heads: int, ffn: int, vocab: int):
+    """(step, params, tokens, param_specs): a decoder-only transformer's SGD step."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    def layer_norm(x, scale):
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+        return (x - mean) * jax.lax.rsqrt(var + 1e-5) * scale
+
+    def attention(x, p):
+        b, s, _ = x.shape
+        split = lambda t: t.reshape(b, s, heads, d // heads).transpose(0, 2, 1, 3)
+        q, k, v = split(x @ p["wq"]), split(x @ p["wk"]), split(x @ p["wv"])
+        scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / jnp.sqrt(d // heads).astype(x.dtype)
+        weights = jax.nn.softmax(scores, axis=-1)
+        out = jnp.einsum("bhqk,bhkd->bhqd", weights, v).transpose(0, 2, 1, 3).reshape(b, s, d)
+        return out @ p["wo"]
+
+    def forward(params, tokens):
+        x = params["embed"][tokens]
+        for p in params["layers"]:
+            x = x + attention(layer_norm(x, p["ln1"]), p)
+            x = x + jax.nn.gelu(layer_norm(x, p["ln2"]) @ p["w1"]) @ p["w2"]
+        return layer_norm(x, params["ln_f"]) @ params["head"]
+
+    def loss(params, tokens, targets):
+        logits = forward(params, tokens)
+        logp = jax.nn.log_softmax(logits, axis=-1)
+        return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(targets, vocab), axis=-1))
+
+    def step(params, tokens, targets):
+        value, grads = jax.value_and_grad(loss)(params, tokens, targets)
+        return jax.tree_util.tree_map(lambda w, g: w - 0.01 * g, params, grads), value
+
+    f32 = jnp.float32
+    layer = lambda: {"ln1": jnp.ones(d, f32), "wq": jnp.zeros((d, d), f32), "wk": jnp.zeros((d, d), f32),
+                     "wv": jnp.zeros((d, d), f32), "wo": jnp.zeros((d, d), f32), "ln2": jnp.ones(d, f32),
+                     "w1": jnp.zeros((d, ffn), f32), "w2": jnp.zeros((ffn, d), f32)}
+    layer_specs = {"ln1": P(), "wq": P(None, "mp"), "wk": P(None, "mp"), "wv": P(None, "mp"), "wo": P("mp", None),
+                   "ln2": P(), "w1": P(None, "mp"), "w2": P("mp", None)}
+    params = {"embed": jnp.zeros((vocab, d), f32), "layers": [layer() for _ in range(layers)],
+              "ln_f": jnp.ones(d, f32), "head": jnp.zeros((d, vocab), f32)}
+    specs = {"embed": P(), "layers": [layer_specs] * layers, "ln_f": P(), "head": P(None, "mp")}
+    return step, params, specs
+
+
+def lowered_text(layers: int) -> str:
+    """The step's MLIR (Shardy shardings on the arguments), calls inlined; cached on disk."""
+    path = os.path.join(CACHE, f"step_{layers}.mlir")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read()
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from spmdkit import ir
+    batch, seq = 8, 16
+    step, params, specs = make_step(layers, d=32, heads=4, ffn=64, vocab=64)
+    mesh = jax.make_mesh((2, 4), ("dp", "mp"))
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
+    data = NamedSharding(mesh, P("dp", None))
+    tokens = jnp.zeros((batch, seq), jnp.int32)
+    text = jax.jit(step, in_shardings=(named, data, data)).lower(params, tokens, tokens).as_text()
+    text = ir.print_program(ir.inline_calls(ir.parse(text, strict_ops=False)))  # as Shardy's import would
+    os.makedirs(CACHE, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return text
+
+
+# ---- timing --------------------------------------------------------------------------------------
+def best(fn, repeat: int):
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def shardy(text: str):
+    """(parse seconds, passes seconds, printed module) for the live Shardy in jaxlib."""
+    from jaxlib.mlir import ir as mlir, passmanager
+
+    from spmdkit.ir.mlir_context import make_context
+    ctx = make_context()
+    with ctx:
+        t0 = clock()
+        module = mlir.Module.parse(text)
+        t1 = clock()
+        passmanager.PassManager.parse(PROPAGATION).run(module.operation)
+        t2 = clock()
+    return t1 - t0, t2 - t1, module
+
+
+def values_of(program):
+    out = list(program.main.args)
+    for op in program.main.body.ops:
+        out += op.results
+    return out
+
+
+def dims_text(sharding) -> str:
+    """A sharding's axes per dim ('?' and the mesh dropped); '' when it shards nothing."""
+    if sharding is None:
+        return ""
+    text = str(sharding)
+    text = re.sub(r",? ?\?", "", text[text.index("["):text.rindex("]") + 1] if "[" in text else "[]")
+    return "" if re.sub(r"[\[\]{}, ]", "", text) == "" else text
+
+
+def differing(ours, theirs_text: str) -> tuple[int, int]:
+    """(values compared, values that differ) between our propagated program and Shardy's text."""
+    from spmdkit import ir
+    theirs = ir.parse(theirs_text, strict_ops=False)
+    a, b = values_of(ours), values_of(theirs)
+    assert [x.type.shape for x in a] == [y.type.shape for y in b], "the two programs do not line up"
+    compared = differ = 0
+    for x, y in zip(a, b):
+        if x.type.rank == 0:
+            continue
+        compared += 1
+        differ += dims_text(x.sharding) != dims_text(y.sharding)
+    return compared, differ
+
+
+def propagation_table(layer_counts, repeat: int) -> None:
+    import spmdkit
+    from spmdkit import ir
+    print("propagation, same MLIR text (best of %d; %s ms)" % (repeat, "CPU" if clock is time.process_time else "wall"))
+    print(f"{'layers':>6} {'ops':>8} | {'ours':>8} {'parse':>8} {'propagate':>9} | {'Shardy':>8} {'parse':>7} "
+          f"{'passes':>7} | {'ratio':>5} | differ")
+    for layers in layer_counts:
+        text = lowered_text(layers)
+        n_ops = sum(1 for _ in ir.parse(text, strict_ops=False).walk())
+        runs, theirs_runs = [], []
+        for _ in range(repeat):  # interleaved, so that both see the same load on a shared machine
+            t0 = clock()
+            program = ir.parse(text, strict_ops=False)
+            t1 = clock()
+            spmdkit.propagate(program)
+            t2 = clock()
+            runs.append((t2 - t0, t1 - t0, t2 - t1))
+            theirs = shardy(text)
+            theirs_runs.append(theirs[:2])
+            del theirs
+        ours, parse_s, prop_s = min(runs)
+        theirs = min(theirs_runs, key=sum) + (shardy(text)[2],)
+        compared, differ = differing(program, str(theirs[2]))
+        total = theirs[0] + theirs[1]
+        print(f"{layers:>6} {n_ops:>8} | {ours * 1e3:>8.1f} {parse_s * 1e3:>8.1f} {prop_s * 1e3:>9.1f} | "
+              f"{total * 1e3:>8.1f} {theirs[0] * 1e3:>7.1f} {theirs[1] * 1e3:>7.1f} | {ours / total:>5.2f} | "
+              f"{differ} of {compared}", flush=True)
+
+
+def memory(layers: int) -> None:
+    """Parse + propagate the N-layer step once in this process: time and peak RSS (run it in a
+    fresh process: the peak counts everything the process ever held)."""
+    import resource
+
+    import spmdkit
+    from spmdkit import ir
+    text = lowered_text(layers)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ir.parse(lowered_text(4), strict_ops=False)  # MLIR's context and the rule registry, made once
+    t0, c0 = time.perf_counter(), time.process_time()
+    program = ir.parse(text, strict_ops=False)
+    t1, c1 = time.perf_counter(), time.process_time()
+    spmdkit.propagate(program)
+    t2, c2 = time.perf_counter(), time.process_time()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    n_ops = sum(1 for _ in program.walk())
+    print(f"{layers}-layer step, {n_ops} ops: parse {t1 - t0:.2f} s, propagate {t2 - t1:.2f} s, end to end "
+          f"{t2 - t0:.2f} s wall ({c2 - c0:.2f} s CPU: parse {c1 - c0:.2f}, propagate {c2 - c1:.2f}); "
+          f"peak RSS {peak:.0f} MB ({before:.0f} MB before parsing: Python, jax, the text)")
+
+
+def profile(layers: int) -> None:
+    import cProfile
+    import pstats
+
+    import spmdkit
+    from spmdkit import ir
+    text = lowered_text(layers)
+    prof = cProfile.Profile()
+    prof.enable()
+    spmdkit.propagate(ir.parse(text, strict_ops=False))
+    prof.disable()
+    pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(int(os.environ.get("ROWS", "25")))
+
+
+# ---- first call of parallelize against jax.jit -----------------------------------------------
+def first_call(layers: int = 4) -> None:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import spmdkit
+    from spmdkit.distributed import ProcessMesh, Replicate, Shard
+    from spmdkit.ir import import_jax
+    from spmdkit.partition import partition, to_jax
+    batch, seq, d = 16, 64, 128
+    step, params, specs = make_step(layers, d=d, heads=4, ffn=4 * d, vocab=256)
+    tokens = jnp.zeros((batch, seq), jnp.int32)
+    mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
+
+    def placements(spec):
+        out = [Replicate(), Replicate()]
+        for dim, axis in enumerate(spec):
+            if axis is not None:
+                out[["dp", "mp"].index(axis)] = Shard(dim)
+        return out
+
+    leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
+    arg_leaves = jax.tree_util.tree_leaves(params)
+    from spmdkit.distributed.parallelize import Parallelized
+    par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
+    arg_shardings = [par._sharding(placements(s), x.shape, f"leaf{i}") for i, (s, x) in
+                     enumerate(zip(leaf_specs, arg_leaves))]
+    data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
+    stages = {}
+    t = clock()
+    program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
+                         arg_shardings=arg_shardings + [data, data])
+    stages["import"] = clock() - t
+    t = clock()
+    spmdkit.propagate(program)
+    stages["propagate"] = clock() - t
+    t = clock()
+    parted = partition(program)
+    stages["partition"] = clock() - t
+    t = clock()
+    run = to_jax(parted, mesh.jax_mesh())
+    named_args = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
+    # abstract arguments, as jax.jit below gets: no transfers in the timing
+    flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named_args)]
+    lowered = run.lower(*flat)
+    stages["lower"] = clock() - t
+    t = clock()
+    lowered.compile()
+    stages["compile"] = clock() - t
+    ours = sum(stages.values())
+
+    jmesh = jax.make_mesh((2, 4), ("dp", "mp"))
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(jmesh, s), specs, is_leaf=lambda s: isinstance(s, P))
+    data_named = NamedSharding(jmesh, P("dp", None))
+    t = clock()
+    xla_lowered = jax.jit(step, in_shardings=(named, data_named, data_named)).lower(params, tokens, tokens)
+    xla_lower = clock() - t
+    t = clock()
+    xla_lowered.compile()
+    xla_compile = clock() - t
+    n_ops = sum(1 for _ in program.walk())
+    unit = "CPU seconds" if clock is time.process_time else "seconds"
+    print(f"first call, {layers}-layer d={d} step on a 2x4 mesh ({n_ops} ops), {unit}")
+    print("  spmdkit: " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()) + f"; total {ours:.2f}")
+    print(f"  jax.jit: lower {xla_lower:.2f}, compile {xla_compile:.2f}; total {xla_lower + xla_compile:.2f}")
+    print(f"  ratio {ours / (xla_lower + xla_compile):.2f}; before compile: ours "
+          f"{ours - stages['compile']:.2f} against {xla_lower:.2f}\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", type=int, nargs="*", default=[4, 24, 200])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-first-call", action="store_true")
+    ap.add_argument("--first-call-layers", type=int, default=4)
+    ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--memory", type=int, default=0, help="N: time and peak RSS of parse + propagate of the "
+                    "N-layer step alone (280 layers: about 100k ops)")
+    ap.add_argument("--cpu", action="store_true", help="time CPU seconds (all threads) instead of wall time")
+    args = ap.parse_args()
+    if args.cpu:
+        global clock
+        clock = time.process_time
+    if args.profile:
+        profile(args.profile)
+        return
+    if args.memory:
+        memory(args.memory)
+        return
+    if not args.no_first_call:  # first: a first call is one in a fresh process
+        first_call(args.first_call_layers)
+    propagation_table(args.layers, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
