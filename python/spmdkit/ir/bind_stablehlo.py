@@ -155,8 +155,9 @@ def decode_attributes(op: Op) -> dict[str, Any]:
     name = op.name
     if not name.startswith("stablehlo."):
         attrs = dict(op.attrs)
-        if name in _JAX_PAIRED_PADDING and isinstance(attrs.get("padding"), list):
-            attrs["padding"] = [int(v) for pair in attrs["padding"] for v in pair]
+        padding = attrs.get("padding")
+        if name in _JAX_PAIRED_PADDING and isinstance(padding, list) and padding and isinstance(padding[0], list):
+            attrs["padding"] = [int(v) for pair in padding for v in pair]  # (lo, hi) pairs; the import stores them flat
         return attrs
     if name in _RESULT_SHAPE_ATTR and op.results:
         attrs[_RESULT_SHAPE_ATTR[name]] = list(op.results[0].type.shape)
