@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from ..reshard import Layout
 from .errors import PartitionError
 from .layouts import layout_of_value, replicated
@@ -109,8 +107,9 @@ def _int_constant(value) -> Optional[int]:
     if not value.type.dtype.startswith(("i", "si", "ui")):
         return None
     from ..ir.constants import dense_value
+    from ..ir.evaluate import _np_dtype
     try:
-        return int(dense_value(owner.attrs["value"], value.type, np.int64))
+        return int(dense_value(owner.attrs["value"], value.type, _np_dtype(value.type)))
     except Exception:  # an attribute we cannot read: the count is unknown, not an error
         return None
 
