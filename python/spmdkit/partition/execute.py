@@ -17,6 +17,9 @@ from .errors import PartitionError, value_name
 from .plan import LocalBlock, LocalControlFlow, LocalOp, PartitionedProgram
 from .rules import IDENTITY_OPS
 
+# placeholders JAX's cond differentiation writes for the residuals of the branch not taken
+PLACEHOLDER_PRIMITIVES = frozenset({"empty", "empty2"})
+
 
 def _run_local(step: LocalOp, inputs: list, pm) -> list:
     op = step.op
@@ -28,6 +31,11 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
     if not op.name.startswith("jax."):
         raise PartitionError("only jax.<primitive> ops can run (import with spmdkit.ir.import_jax)", op=op.name)
     name = op.name[len("jax."):]
+    if name in PLACEHOLDER_PRIMITIVES:  # any value is right: zeros of the local shape
+        import jax.numpy as jnp
+        from ..ir.evaluate import _np_dtype
+        return [jnp.zeros(layout.local_shape(pm.spec, v.type.shape), _np_dtype(v.type))
+                for v, layout in zip(op.results, step.result_layouts)]
     try:
         prim = primitive(name)
         params = params_from_attrs(name, step.attrs, [x.dtype for x in inputs])

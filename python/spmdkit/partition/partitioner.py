@@ -136,7 +136,8 @@ class _Partitioner:
         if op.name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
             layout = layout_of_value(op.result, self.pm)
             operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
-        elif op.name in SOURCE_OPS:
+        elif op.name in SOURCE_OPS or not op.operands:
+            # no inputs (a constant, cond's `empty2` placeholders): every device computes it whole
             operands, results = [], [replicated(v.type.rank) for v in op.results]
         elif op.name in IDENTITY_OPS:
             v = op.operands[0]
