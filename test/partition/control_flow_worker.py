@@ -7,8 +7,9 @@ Cases: "rnn-2x2", "rnn-2x2x2" (an RNN under lax.scan), "stack-2x2", "stack-2x2x2
 whose layers are stacked under lax.scan: params with a leading layer dim), "branch-2x2" (cond on
 a data-dependent predicate and switch on an index argument), "loop-2x2" (a data-dependent
 while_loop and a fori_loop with a traced bound, before the grad), "random-N" (N random programs
-with a while or a case, hypothesis). Add "+xla" to a model case to also report XLA's partitioning
-of the same placements (bytes per step, loops counted by their trip counts).
+of each kind of loop and branch, hypothesis). Add "+xla" to a model case to also report XLA's partitioning
+of the same placements (bytes per step, loops counted by their trip counts), "+hlo" for only
+our compiled program's.
 """
 import json
 import os
@@ -192,6 +193,9 @@ def model_case(case: str) -> dict:
            "plan_bytes": par.plan.bytes_per_device, "loops": loop_summary(par.partitioned)}
     if extra == "xla":
         row.update(xla_row(step, par, ours_p, batch + extra_args(model, 0)))
+    elif extra == "hlo":  # what the compiled program moves per call, loop bodies times their trip counts
+        from spmdkit.distributed.compare import looped_bytes
+        row["ours_hlo_bytes"] = looped_bytes(par.lower(ours_p, *batch, *extra_args(model, 0)).compile().as_text())
     return row
 
 
