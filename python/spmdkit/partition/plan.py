@@ -127,10 +127,26 @@ class PartitionedProgram:
         return Summary(counts, nbytes, cost, len(self.reshards))
 
     def describe(self, limit: Optional[int] = None) -> str:
-        """The reshards with their plans, one line each."""
+        """The reshards with their plans, one line each; those in a while/case region are indented
+        under a line naming it (a loop with its trip count)."""
         lines = [str(self.summary())]
-        for r in self.reshards[:limit]:
-            kinds = ", ".join(s.kind for s in r.plan.steps) or "no-op"
-            lines.append(f"  {r.value.type} {r.source} -> {r.target} for {r.reason}: {kinds}; "
-                         f"{r.plan.bytes:.0f} B")
+        left = [limit if limit is not None else float("inf")]
+
+        def walk(steps, indent):
+            for s in steps:
+                if left[0] <= 0:
+                    return
+                if isinstance(s, Reshard):
+                    left[0] -= 1
+                    kinds = ", ".join(st.kind for st in s.plan.steps) or "no-op"
+                    lines.append(f"{indent}{s.value.type} {s.source} -> {s.target} for {s.reason}: {kinds}; "
+                                 f"{s.plan.bytes:.0f} B")
+                elif isinstance(s, LocalControlFlow):
+                    names = ["cond", "body"] if s.is_while else [f"branch {k}" for k in range(len(s.blocks))]
+                    times = f" x{s.trip_count}" if s.is_while and s.trip_count is not None else ""
+                    for name, block in zip(names, s.blocks):
+                        if any(isinstance(t, (Reshard, LocalControlFlow)) for t in block.steps):
+                            lines.append(f"{indent}  in '{s.op.name}' {name}{times}:")
+                            walk(block.steps, indent + "    ")
+        walk(self.steps, "  ")
         return "\n".join(lines)
