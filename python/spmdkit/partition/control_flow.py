@@ -14,6 +14,12 @@ Values defined outside a region (the loop's constants: weights, the scanned inpu
 the enclosing block, and a reshard of one is placed in the block that defines it, i.e. before
 the loop: it runs once, not once per iteration.
 
+A carried value that the body only accumulates into (`acc + contribution`, as the backward scan
+accumulates a weight's gradient over time steps) stays partial when the contribution comes
+partial (a sum over the batch axes): the body adds partial sums, and the sum is reduced once,
+where the loop's result is needed whole, instead of once per iteration. Whether it comes
+partial is read from a trial partitioning of the body (undone after).
+
 A loop counted the way the importer writes scan (the index starts at a constant, the cond is
 `index < constant`, the body adds 1) has a known trip count; the plan's summary counts the body's
 collectives that many times.
@@ -67,6 +73,8 @@ def _while(part, op) -> LocalControlFlow:
         layout = _edge_layout(part, (op.results[i], body.args[i], cond.args[i]), part.desired(x))
         part.check_shape(op.results[i], layout, f"carried value {i} of '{op.name}'")
         carries.append(layout)
+    for i, layout in _partial_accumulators(part, op, carries).items():
+        carries[i] = layout
     for i, (x, layout) in enumerate(zip(op.operands, carries)):
         part.need(x, layout, f"op '{op.name}' carried value {i}")
     if cond.terminator is None or len(cond.terminator.operands) != 1 or cond.terminator.operands[0].type.rank:
@@ -76,6 +84,50 @@ def _while(part, op) -> LocalControlFlow:
     for y, layout in zip(op.results, carries):
         part.define(y, layout)
     return LocalControlFlow(op, carries, list(carries), [cond_block, body_block], trip_count(op))
+
+
+ACCUMULATE_OPS = frozenset({"jax.add", "jax.add_any"})
+
+
+def _uses(block) -> dict[int, int]:
+    """id(value) -> how many operands in `block` (nested regions included) read it."""
+    count: dict[int, int] = {}
+    for op in block.ops:
+        for o in op.walk():
+            for v in o.operands:
+                count[id(v)] = count.get(id(v), 0) + 1
+    return count
+
+
+def _partial_accumulators(part, op, carries) -> dict:
+    """{carry index: partial layout} for the carried values the body only accumulates into with a
+    contribution the body produces sum-partial over the same dims (see the module doc)."""
+    cond, body = (r.block for r in op.regions)
+    ret = body.terminator
+    if ret is None or len(ret.operands) != len(carries):
+        return {}
+    body_uses, cond_uses = _uses(body), _uses(cond)
+    candidates = []
+    for i, r in enumerate(ret.operands):
+        add = r.owner
+        if r.is_block_arg or add.name not in ACCUMULATE_OPS or add.parent is not body or len(add.operands) != 2:
+            continue
+        a, b = add.operands
+        contribution = b if a is body.args[i] else a if b is body.args[i] else None
+        if contribution is None or contribution is body.args[i] or body_uses.get(id(body.args[i])) != 1 \
+                or body_uses.get(id(r)) != 1 or cond_uses.get(id(cond.args[i])) or carries[i].partial:
+            continue
+        candidates.append((i, contribution))
+    if not candidates:
+        return {}
+    with part.trial():
+        part.nested(body, carries, carries, f"'{op.name}' body (trial)")
+        produced = {i: part.versions[id(c)][0] for i, c in candidates}
+    out = {}
+    for i, layout in produced.items():
+        if layout.partial and layout.reduce == "sum" and layout.dims == carries[i].dims:
+            out[i] = layout
+    return out
 
 
 def _case(part, op) -> LocalControlFlow:

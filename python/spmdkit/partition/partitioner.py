@@ -13,6 +13,7 @@ block partitioned by a nested _Partitioner that shares this one's table of avail
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
@@ -26,6 +27,9 @@ from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
 CALL_OPS = frozenset({"func.call", "call"})
 # ops linear in every operand together: a sum of partial sums is a partial sum
 SUM_OPS = frozenset({"jax.add", "jax.add_any", "jax.sub"})
+# ops of one operand, linear in it: the op of a partial sum is the partial sum of the op's results
+LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expand_dims", "jax.neg",
+                        "jax.reduce_sum", "jax.copy"})
 
 
 def itemsize(value) -> int:
@@ -109,6 +113,23 @@ class _Partitioner:
             inner.need(v, target, f"{what} result {i}")
         return LocalBlock(list(block.args), list(arg_layouts), inner.steps, list(zip(ret.operands, targets)))
 
+    @contextmanager
+    def trial(self):
+        """Partition tentatively: what is planned inside (steps here and in enclosing blocks, layouts
+        made available) is undone on exit; read what you need from `versions` before it."""
+        versions = {k: list(v) for k, v in self.versions.items()}
+        chain, p = [], self
+        while p is not None:
+            chain.append((p, len(p.steps)))
+            p = p.outer
+        try:
+            yield
+        finally:
+            self.versions.clear()
+            self.versions.update(versions)
+            for p, n in chain:
+                del p.steps[n:]
+
     def define(self, value, layout: Layout) -> None:
         self.local.add(id(value))
         self.versions[id(value)] = [layout]
@@ -159,8 +180,11 @@ class _Partitioner:
     def keep_sums_partial(self, op, operands, results):
         """A sum of values that are all sum-partial over the same axes is itself partial: add them
         as they are and reduce once, where a consumer needs the sum whole (the rules ask for whole
-        operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice)."""
-        if op.name not in SUM_OPS:
+        operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice).
+        Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum:
+        a weight gradient's transpose stays partial, so that a loop can accumulate it partial and
+        reduce once after the loop (control_flow.py), and a reduce_sum reduces the smaller value."""
+        if op.name not in SUM_OPS and op.name not in LINEAR_OPS:
             return operands, results
         produced = [self.versions[id(v)][0] for v in op.operands]
         axes = {(l.partial, l.reduce) for l in produced}
@@ -169,9 +193,10 @@ class _Partitioner:
         if any(req.partial or req.dims != have.dims for req, have in zip(operands, produced)):
             return operands, results
         partial = produced[0].partial
-        if any(set(partial) & r.used_axes() for r in results):
+        if any(set(partial) & r.used_axes() for r in results) or any(r.partial and r.reduce != "sum" for r in results):
             return operands, results
-        return produced, [Layout.make(self.pm.spec, r.dims, partial, "sum") for r in results]
+        return produced, [Layout.make(self.pm.spec, r.dims, tuple(dict.fromkeys(partial + tuple(r.partial))), "sum")
+                          for r in results]
 
     def need(self, value, target: Layout, reason: str) -> None:
         """Make `value` available in `target`, resharding from its cheapest available layout, in the
