@@ -1,5 +1,5 @@
-"""Random small programs with a while (fori_loop, scan, while_loop with a traced bound) or a case
-(cond, switch) over randomly split 8x8 arrays, parallelized on a 2x2 mesh against jax.jit on one
+"""Random small programs with a while (fori_loop, scan, while_loop with a traced bound), a case
+(cond, switch), or both nested (a scan whose body has a cond and a fori_loop) over randomly split 8x8 arrays, parallelized on a 2x2 mesh against jax.jit on one
 device (hypothesis; run by control_flow_worker.py "random-N" in a process with 8 devices)."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from spmdkit.distributed import ProcessMesh, Replicate, Shard, parallelize
 R = Replicate()
 SPLITS = [[R, R], [Shard(0), R], [R, Shard(1)], [Shard(0), Shard(1)], [Shard(1), Shard(0)], [R, Shard(0)]]
 OPS = ["tanh", "matmul", "rmatmul", "transpose", "add_x", "center", "scale"]
-KINDS = ["fori", "scan", "while", "cond", "switch"]
+KINDS = ["fori", "scan", "while", "cond", "switch", "nested"]
 MESH = ProcessMesh(shape=(2, 2), dim_names=["dp", "mp"])
 
 
@@ -43,6 +43,12 @@ def program(kind, ops_a, ops_b, grad):
             return jax.lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, a(s[1])), (jnp.int32(0), x))[1]
         if kind == "cond":
             return jax.lax.cond(jnp.sum(x * w) > 0, a, b, x)
+        if kind == "nested":  # a scan whose body branches and loops
+            def cell(c, xi):
+                c = jax.lax.cond(jnp.sum(xi) > 0, a, b, c)
+                return jax.lax.fori_loop(0, 2, lambda i, t: a(t) + xi, c), jnp.sum(c, axis=0)
+            c, ys = jax.lax.scan(cell, x, xs)
+            return c * jnp.sum(ys)
         return jax.lax.switch(n, [a, b, lambda t: a(b(t))], x)
 
     if not grad:

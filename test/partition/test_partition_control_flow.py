@@ -27,7 +27,7 @@ HERE = Path(__file__).parent
 TOL = 1e-5
 HAS_PROPAGATION = hasattr(core, "PropagationGraph")
 needs_propagation = pytest.mark.skipif(not HAS_PROPAGATION, reason="this build of _core has no propagation engine")
-CASES = ["rnn-2x2+hlo", "rnn-2x2x2", "stack-2x2", "stack-2x2x2", "branch-2x2", "loop-2x2"]
+CASES = ["rnn-2x2+xla", "rnn-2x2x2", "stack-2x2", "stack-2x2x2", "branch-2x2", "loop-2x2"]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_steps_with_control_flow_equal_one_device(rows, case):
 def test_scans_are_counted_loops_carried_split(rows):
     """A scan's loop (forward and backward) has its trip count read from the program, and its
     carried hidden state stays split as propagation said (not gathered whole)."""
-    rnn = rows["rnn-2x2+hlo"]
+    rnn = rows["rnn-2x2+xla"]
     assert [l["trip_count"] for l in rnn["loops"]] == [4, 4]  # T = 4, forward and backward scan
     assert '[{"dp"}, {"mp"}]' in rnn["loops"][0]["carry"]     # h: batch on dp, hidden on mp
     assert [l["trip_count"] for l in rows["stack-2x2"]["loops"]] == [2, 2]  # two layers
@@ -58,9 +58,20 @@ def test_scans_are_counted_loops_carried_split(rows):
 
 
 @needs_propagation
+def test_backward_scan_accumulates_weight_gradients_partial(rows):
+    """The backward scan adds each time step's wh/wx/b gradient (partial over the batch axis dp)
+    into a carried accumulator: it stays partial through the loop and is reduced once after it,
+    where XLA's partitioning reduces it every iteration."""
+    rnn = rows["rnn-2x2+xla"]
+    backward = rnn["loops"][1]["carry"]
+    assert sum('partial={"dp"}:sum' in c for c in backward) == 3, backward
+    assert rnn["plan_bytes"] < rnn["xla_bytes"]
+
+
+@needs_propagation
 def test_random_programs_with_loops_and_branches_equal_one_device(rows):
     kinds = rows["random-1"]["kinds"]
-    assert {k.split("+")[0] for k in kinds} == {"fori", "scan", "while", "cond", "switch"}
+    assert {k.split("+")[0] for k in kinds} == {"fori", "scan", "while", "cond", "switch", "nested"}
 
 
 # -- without devices ------------------------------------------------------------------------------
