@@ -136,6 +136,11 @@ class _Partitioner:
 
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
+        self.uses: dict[int, int] = {}  # id(value) -> operands reading it in this block and its regions
+        for op in block.ops:
+            for o in op.walk():
+                for v in o.operands:
+                    self.uses[id(v)] = self.uses.get(id(v), 0) + 1
         for op in block.ops:
             if op.is_terminator:
                 return op
@@ -181,11 +186,13 @@ class _Partitioner:
         """A sum of values that are all sum-partial over the same axes is itself partial: add them
         as they are and reduce once, where a consumer needs the sum whole (the rules ask for whole
         operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice).
-        Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum:
-        a weight gradient's transpose stays partial, so that a loop can accumulate it partial and
-        reduce once after the loop (control_flow.py), and a reduce_sum reduces the smaller value."""
+        Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum
+        that nothing else reads: a weight gradient's transpose stays partial, so that a loop can
+        accumulate it partial and reduce once after the loop (control_flow.py)."""
         if op.name not in SUM_OPS and op.name not in LINEAR_OPS:
             return operands, results
+        if op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1:
+            return operands, results  # another consumer reduces it anyway: reduce once, for both
         produced = [self.versions[id(v)][0] for v in op.operands]
         axes = {(l.partial, l.reduce) for l in produced}
         if len(axes) != 1 or not produced[0].partial or produced[0].reduce != "sum":
