@@ -6,8 +6,9 @@ first-call time (trace, propagate, partition, compile, run). Prints one line per
     python benchmarks/bench_control_flow.py [rnn-2x2 rnn-2x2x2 stack-2x2 stack-2x2x2] [--repeat N]
 
 The models are test/partition/control_flow_worker.py's (an RNN under scan; a transformer whose
-layers are stacked under scan). Times are medians of N calls on already placed arrays; "ours" is
-the parallelized call (Python wrapper included), "ours-run" the shard_map program alone.
+layers are stacked under scan). Times are the min and median of N calls on already placed arrays,
+the three called in turn; "ours" is the parallelized call (Python wrapper included), "shard_map
+alone" its jitted program without the wrapper.
 """
 import os
 import sys
@@ -26,14 +27,18 @@ from spmdkit.distributed.compare import compiled_report, looped_bytes  # noqa: E
 from spmdkit.distributed.tensor import put_all  # noqa: E402
 
 
-def median_ms(fn, repeat: int) -> float:
-    jax.block_until_ready(fn())
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def interleaved_ms(fns: dict, repeat: int) -> dict:
+    """{name: (min, median) ms per call}, the functions called in turn so that load from other
+    processes falls on all of them alike."""
+    for fn in fns.values():
         jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            times[name].append(time.perf_counter() - t0)
+    return {name: (1e3 * min(t), 1e3 * float(np.median(t))) for name, t in times.items()}
 
 
 def bench(case: str, repeat: int) -> str:
@@ -48,8 +53,6 @@ def bench(case: str, repeat: int) -> str:
     leaves, tree = jax.tree_util.tree_flatten(args)
     placed = put_all(leaves, par._arg_named)
     placed_args = jax.tree_util.tree_unflatten(tree, placed)
-    ours_ms = median_ms(lambda: par(*placed_args), repeat)
-    run_ms = median_ms(lambda: par._run(*placed), repeat)
     ours_bytes = looped_bytes(par.lower(*args).compile().as_text())
 
     out_sh = tuple(par._named(l) for l in par.partitioned.result_layouts)
@@ -59,10 +62,12 @@ def bench(case: str, repeat: int) -> str:
     jax.block_until_ready(auto(*placed))
     xla_first_s = time.perf_counter() - t0
     xla = compiled_report(auto.lower(*placed).compile().as_text())
-    xla_ms = median_ms(lambda: auto(*placed), repeat)
+    ms = interleaved_ms({"ours": lambda: par(*placed_args), "shard_map alone": lambda: par._run(*placed),
+                         "jax.jit": lambda: auto(*placed)}, repeat)
+    times = ", ".join(f"{k} {lo:.3f}/{med:.3f}" for k, (lo, med) in ms.items())
     return (f"{case}: bytes/step ours {ours_bytes:.0f} (plan {par.plan.bytes_per_device:.0f}) XLA "
-            f"{xla['looped_bytes']:.0f}; ms/step ours {ours_ms:.3f} (shard_map alone {run_ms:.3f}) jax.jit "
-            f"{xla_ms:.3f}; first call ours {first_s:.2f} s, jax.jit {xla_first_s:.2f} s")
+            f"{xla['looped_bytes']:.0f}; ms/step min/median: {times}; first call ours {first_s:.2f} s, "
+            f"jax.jit {xla_first_s:.2f} s")
 
 
 if __name__ == "__main__":
