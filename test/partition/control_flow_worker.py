@@ -200,7 +200,7 @@ def model_case(case: str) -> dict:
 
 
 def loop_summary(parted) -> list:
-    from spmdkit.partition.plan import LocalControlFlow
+    from spmdkit.partition import LocalControlFlow
     return [{"op": s.op.name, "trip_count": s.trip_count, "carry": [str(l) for l in s.operand_layouts]}
             for s in parted.steps if isinstance(s, LocalControlFlow)]
 

@@ -20,8 +20,7 @@ import pytest
 
 from child_process import json_rows, run_child
 from spmdkit import core
-from spmdkit.partition import PartitionError, Reshard, complete_forward, partition
-from spmdkit.partition.plan import LocalControlFlow
+from spmdkit.partition import LocalControlFlow, PartitionError, Reshard, complete_forward, partition
 
 HERE = Path(__file__).parent
 TOL = 1e-5

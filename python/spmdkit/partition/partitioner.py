@@ -74,7 +74,6 @@ class _Partitioner:
     def run(self, fn) -> PartitionedProgram:
         pm = self.pm
         check_function(fn, control_flow=True)
-        self.fn = fn
         arg_layouts = []
         for v in fn.args:
             layout = layout_of_value(v, pm)
