@@ -87,6 +87,7 @@ def _while(part, op) -> LocalControlFlow:
 
 
 ACCUMULATE_OPS = frozenset({"jax.add", "jax.add_any"})
+UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 
 
 def _uses(block) -> dict[int, int]:
@@ -110,10 +111,14 @@ def _partial_accumulators(part, op, carries) -> dict:
     candidates = []
     for i, r in enumerate(ret.operands):
         add = r.owner
-        if r.is_block_arg or add.name not in ACCUMULATE_OPS or add.parent is not body or len(add.operands) != 2:
+        if r.is_block_arg or add.parent is not body or not (
+                (add.name in ACCUMULATE_OPS and len(add.operands) == 2) or add.name in UPDATE_OPS):
             continue
-        a, b = add.operands
-        contribution = b if a is body.args[i] else a if b is body.args[i] else None
+        if add.name in UPDATE_OPS:  # acc with a partial update written into it
+            contribution = add.operands[1] if add.operands[0] is body.args[i] else None
+        else:
+            a, b = add.operands
+            contribution = b if a is body.args[i] else a if b is body.args[i] else None
         if contribution is None or contribution is body.args[i] or body_uses.get(id(body.args[i])) != 1 \
                 or body_uses.get(id(r)) != 1 or cond_uses.get(id(cond.args[i])) or carries[i].partial:
             continue

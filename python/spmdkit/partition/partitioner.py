@@ -12,6 +12,7 @@ block partitioned by a nested _Partitioner that shares this one's table of avail
 """
 from __future__ import annotations
 
+import math
 import re
 from contextlib import contextmanager
 
@@ -29,7 +30,10 @@ CALL_OPS = frozenset({"func.call", "call"})
 SUM_OPS = frozenset({"jax.add", "jax.add_any", "jax.sub"})
 # ops of one operand, linear in it: the op of a partial sum is the partial sum of the op's results
 LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expand_dims", "jax.neg",
-                        "jax.reduce_sum", "jax.copy"})
+                        "jax.reduce_sum", "jax.copy", "jax.broadcast_in_dim"})
+# ops linear in their first two operands together, the rest whole scalars (indices): writing a
+# partial update into a partial array gives the partial array (a scan's stacked gradients)
+UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 
 
 def itemsize(value) -> int:
@@ -188,16 +192,22 @@ class _Partitioner:
         Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum
         that nothing else reads: a weight gradient's transpose stays partial, so that a loop can
         accumulate it partial and reduce once after the loop (control_flow.py)."""
-        if op.name not in SUM_OPS and op.name not in LINEAR_OPS:
+        if op.name not in SUM_OPS and op.name not in LINEAR_OPS and op.name not in UPDATE_OPS:
             return operands, results
         if op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1:
             return operands, results  # another consumer reduces it anyway: reduce once, for both
-        produced = [self.versions[id(v)][0] for v in op.operands]
+        if op.name == "jax.broadcast_in_dim" and math.prod(op.result.type.shape) != math.prod(op.operands[0].type.shape):
+            return operands, results  # reducing the broadcast would move more than reducing its operand
+        n = 2 if op.name in UPDATE_OPS else len(op.operands)
+        if any(v.type.rank or req.partial or req.dims for v, req in zip(op.operands[n:], operands[n:])):
+            return operands, results
+        produced = [self.versions[id(v)][0] for v in op.operands[:n]]
         axes = {(l.partial, l.reduce) for l in produced}
         if len(axes) != 1 or not produced[0].partial or produced[0].reduce != "sum":
             return operands, results
         if any(req.partial or req.dims != have.dims for req, have in zip(operands, produced)):
             return operands, results
+        produced = produced + list(operands[n:])
         partial = produced[0].partial
         if any(set(partial) & r.used_axes() for r in results) or any(r.partial and r.reduce != "sum" for r in results):
             return operands, results
