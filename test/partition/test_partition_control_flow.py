@@ -65,6 +65,10 @@ def test_backward_scan_accumulates_weight_gradients_partial(rows):
     backward = rnn["loops"][1]["carry"]
     assert sum('partial={"dp"}:sum' in c for c in backward) == 3, backward
     assert rnn["plan_bytes"] < rnn["xla_bytes"]
+    # the stacked transformer's backward scan writes each layer's six weight gradients into
+    # stacked carries: they stay partial too, reduced once after the loop
+    stacked = rows["stack-2x2"]["loops"][1]["carry"]
+    assert sum('partial={"dp"}:sum' in c for c in stacked) == 6, stacked
 
 
 @needs_propagation
