@@ -130,7 +130,12 @@ def _partial_accumulators(part, op, carries) -> dict:
         produced = {i: part.versions[id(c)][0] for i, c in candidates}
     out = {}
     for i, layout in produced.items():
-        if layout.partial and layout.reduce == "sum" and layout.dims == carries[i].dims:
+        if not layout.partial or layout.reduce != "sum":
+            continue
+        c = dict(candidates)[i]
+        if c.type.shape == op.results[i].type.shape:  # acc + g: the carry takes g's layout
+            out[i] = layout
+        elif layout.dims == carries[i].dims:          # an update written into the stack
             out[i] = layout
     return out
 

@@ -205,6 +205,17 @@ class _Partitioner:
         axes = {(l.partial, l.reduce) for l in produced}
         if len(axes) != 1 or not produced[0].partial or produced[0].reduce != "sum":
             return operands, results
+        if op.name in SUM_OPS and len(set(produced)) == 1:
+            # the same partial layout everywhere: add the local parts as they are (a loop's partial
+            # accumulator meets its contribution in the contribution's layout, whatever the rule asks)
+            return produced, [produced[0]] * len(results)
+        if op.name in LINEAR_OPS and (operands[0].partial or operands[0].dims != produced[0].dims):
+            # the rule wants another split: ask it about the split the partial operand has
+            whole = Layout.make(self.pm.spec, produced[0].dims)
+            alt_operands, alt_results = op_layouts(op, {id(op.operands[0]): whole}, self.pm)
+            if alt_operands[0].partial or alt_operands[0].dims != produced[0].dims:
+                return operands, results
+            operands, results = alt_operands, alt_results
         if any(req.partial or req.dims != have.dims for req, have in zip(operands, produced)):
             return operands, results
         produced = produced + list(operands[n:])
