@@ -190,8 +190,9 @@ class _Partitioner:
         as they are and reduce once, where a consumer needs the sum whole (the rules ask for whole
         operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice).
         Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum
-        that nothing else reads: a weight gradient's transpose stays partial, so that a loop can
-        accumulate it partial and reduce once after the loop (control_flow.py)."""
+        that nothing else reads, run in the split the operand has: a weight gradient's transpose
+        stays partial, so that a loop can accumulate it partial and reduce once after the loop
+        (control_flow.py); and dynamic_update_slice of a partial update into a partial array."""
         if op.name not in SUM_OPS and op.name not in LINEAR_OPS and op.name not in UPDATE_OPS:
             return operands, results
         if op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1:
