@@ -16,9 +16,12 @@ the loop: it runs once, not once per iteration.
 
 A carried value that the body only accumulates into (`acc + contribution`, as the backward scan
 accumulates a weight's gradient over time steps) stays partial when the contribution comes
-partial (a sum over the batch axes): the body adds partial sums, and the sum is reduced once,
-where the loop's result is needed whole, instead of once per iteration. Whether it comes
-partial is read from a trial partitioning of the body (undone after).
+partial (a sum over the batch axes): the carry takes the contribution's layout, the body adds
+partial sums, and the sum is reduced once, where the loop's result is needed, instead of once
+per iteration. Likewise a stacked carry the body writes a partial update into
+(`dynamic_update_slice(acc, contribution, i)`: a scan over layers stacking each layer's weight
+gradient), when the update's split is the carry's. Whether the contribution comes partial is
+read from a trial partitioning of the body (undone after).
 
 A loop counted the way the importer writes scan (the index starts at a constant, the cond is
 `index < constant`, the body adds 1) has a known trip count; the plan's summary counts the body's
@@ -101,8 +104,8 @@ def _uses(block) -> dict[int, int]:
 
 
 def _partial_accumulators(part, op, carries) -> dict:
-    """{carry index: partial layout} for the carried values the body only accumulates into with a
-    contribution the body produces sum-partial over the same dims (see the module doc)."""
+    """{carry index: partial layout} for the carried values the body only accumulates (or writes)
+    a contribution into that the body produces sum-partial (see the module doc)."""
     cond, body = (r.block for r in op.regions)
     ret = body.terminator
     if ret is None or len(ret.operands) != len(carries):
