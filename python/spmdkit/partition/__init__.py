@@ -5,7 +5,8 @@ from .errors import LocalizeError, PartitionError
 from .execute import local_body, to_jax
 from .localize import LOCALIZERS, localize
 from .partitioner import partition
-from .plan import LocalOp, PartitionedProgram, Reshard, Summary
+from .plan import LocalBlock, LocalControlFlow, LocalOp, PartitionedProgram, Reshard, Summary
 
-__all__ = ["LOCALIZERS", "LocalOp", "LocalizeError", "PartitionError", "PartitionedProgram", "Reshard", "Summary",
-           "complete_forward", "local_body", "localize", "partition", "to_jax"]
+__all__ = ["LOCALIZERS", "LocalBlock", "LocalControlFlow", "LocalOp", "LocalizeError", "PartitionError",
+           "PartitionedProgram", "Reshard", "Summary", "complete_forward", "local_body", "localize", "partition",
+           "to_jax"]

@@ -14,9 +14,12 @@ from ..ir.constants import dense_value
 from ..ir.jax_params import ParamError, params_from_attrs, primitive
 from ..reshard.execute_jax import apply_plan, partition_spec
 from .errors import PartitionError, value_name
-from .plan import LocalOp, PartitionedProgram
+from .plan import LocalBlock, LocalControlFlow, LocalOp, PartitionedProgram
 from .rules import IDENTITY_OPS
 from .split_gather import LOCAL_KERNEL
+
+# placeholders JAX's cond differentiation writes for the residuals of the branch not taken
+PLACEHOLDER_PRIMITIVES = frozenset({"empty", "empty2"})
 
 
 def _run_local(step: LocalOp, inputs: list, pm) -> list:
@@ -31,6 +34,11 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
     if not op.name.startswith("jax."):
         raise PartitionError("only jax.<primitive> ops can run (import with spmdkit.ir.import_jax)", op=op.name)
     name = op.name[len("jax."):]
+    if name in PLACEHOLDER_PRIMITIVES:  # any value is right: zeros of the local shape
+        import jax.numpy as jnp
+        from ..ir.evaluate import _np_dtype
+        return [jnp.zeros(layout.local_shape(pm.spec, v.type.shape), _np_dtype(v.type))
+                for v, layout in zip(op.results, step.result_layouts)]
     try:
         prim = primitive(name)
         params = params_from_attrs(name, step.attrs, [x.dtype for x in inputs])
@@ -66,6 +74,44 @@ def _offset_iota(x, layout, dim: int, pm):
     return x + (block * x.shape[dim]).astype(x.dtype)
 
 
+def _run_steps(steps, env: dict, pm) -> None:
+    """Run `steps` on local shards; `env` maps (id(value), layout) to the local array."""
+    for step in steps:
+        if isinstance(step, LocalOp):
+            inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
+            outs = _run_local(step, inputs, pm)
+        elif isinstance(step, LocalControlFlow):
+            inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
+            outs = _run_control_flow(step, inputs, env, pm)
+        else:
+            env[(id(step.value), step.target)] = apply_plan(step.plan, env[(id(step.value), step.source)])
+            continue
+        for v, layout, x in zip(step.op.results, step.result_layouts, outs):
+            env[(id(v), layout)] = x
+
+
+def _run_block(block: LocalBlock, outer: dict, args, pm) -> list:
+    """A region's block: reads the enclosing blocks' values from `outer` (traced closures)."""
+    env = dict(outer)
+    for v, layout, x in zip(block.args, block.arg_layouts, args):
+        env[(id(v), layout)] = x
+    _run_steps(block.steps, env, pm)
+    return [env[(id(v), layout)] for v, layout in block.results]
+
+
+def _run_control_flow(step: LocalControlFlow, inputs: list, env: dict, pm) -> list:
+    """A while as jax.lax.while_loop, a case as jax.lax.switch, over the partitioned regions; the
+    carried values and results are local shards in the step's layouts."""
+    import jax
+    if step.is_while:
+        cond, body = step.blocks
+        out = jax.lax.while_loop(lambda carry: _run_block(cond, env, carry, pm)[0],
+                                 lambda carry: tuple(_run_block(body, env, carry, pm)), tuple(inputs))
+        return list(out)
+    branches = [lambda b=b: tuple(_run_block(b, env, (), pm)) for b in step.blocks]
+    return list(jax.lax.switch(inputs[0], branches))
+
+
 def local_body(partitioned: PartitionedProgram):
     """The per-device function: local argument shards -> local result shards."""
     pm = partitioned.mesh
@@ -75,13 +121,7 @@ def local_body(partitioned: PartitionedProgram):
         env = {}
         for v, layout, x in zip(fn.args, partitioned.arg_layouts, args):
             env[(id(v), layout)] = x
-        for step in partitioned.steps:
-            if isinstance(step, LocalOp):
-                inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
-                for v, layout, x in zip(step.op.results, step.result_layouts, _run_local(step, inputs, pm)):
-                    env[(id(v), layout)] = x
-            else:
-                env[(id(step.value), step.target)] = apply_plan(step.plan, env[(id(step.value), step.source)])
+        _run_steps(partitioned.steps, env, pm)
         return tuple(env[(id(v), layout)] for v, layout in partitioned.results)
 
     return body

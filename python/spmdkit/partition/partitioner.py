@@ -6,24 +6,35 @@ ones included) its results then have. A reshard (spmdkit.reshard.plan_reshard) i
 what a producer produced differs from what a consumer needs; partial results stay partial until
 a consumer needs them whole, so e.g. a row-parallel matmul's sum is reduced once, where it is
 used. The function's results are resharded to their declared shardings (replicated if none).
-Any source of the shardings works (complete_forward, or the propagation engine).
+Any source of the shardings works (complete_forward, or the propagation engine). Control flow
+(stablehlo.while / stablehlo.case) is partitioned by control_flow.py: each region is a nested
+block partitioned by a nested _Partitioner that shares this one's table of available layouts.
 """
 from __future__ import annotations
 
+import math
 import re
+from contextlib import contextmanager
 
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
+from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
-from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated
+from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
 from .localize import localize
-from .plan import LocalOp, PartitionedProgram, Reshard
+from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
 
 CALL_OPS = frozenset({"func.call", "call"})
 # ops linear in every operand together: a sum of partial sums is a partial sum
 SUM_OPS = frozenset({"jax.add", "jax.add_any", "jax.sub"})
+# ops of one operand, linear in it: the op of a partial sum is the partial sum of the op's results
+LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expand_dims", "jax.neg",
+                        "jax.reduce_sum", "jax.copy", "jax.broadcast_in_dim"})
+# ops linear in their first two operands together, the rest whole scalars (indices): writing a
+# partial update into a partial array gives the partial array (a scan's stacked gradients)
+UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 
 
 def itemsize(value) -> int:
@@ -32,26 +43,42 @@ def itemsize(value) -> int:
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
-def check_function(fn) -> None:
-    """The partitioner handles one flat block (import with inline_calls=True)."""
-    for op in fn.body.ops:
-        if op.regions or op.name in CALL_OPS:
-            raise PartitionError("ops with regions or calls are not partitioned yet; inline calls with "
-                                 "spmdkit.ir.inline_calls(program) (or import_jax(..., inline_calls=True))",
-                                 op=op.name)
+def check_function(fn, control_flow: bool = False) -> None:
+    """Calls must be inlined (import with inline_calls=True); ops with regions are refused unless
+    `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not)."""
+    for op in fn.walk():
+        if op.name in CALL_OPS:
+            raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
+                                 "(or import_jax(..., inline_calls=True))", op=op.name)
+        if op.regions and not control_flow:
+            raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
+                                 "strategy='propagate'); completion handles flat functions only", op=op.name)
+        if op.regions and op.name not in CONTROL_FLOW_OPS:
+            raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
+                                 f"partitioned", op=op.name)
+
+
+class _BlockView:
+    """A nested block seen as Regions reads a function: its ops, and what its results must be."""
+
+    def __init__(self, block, result_shardings):
+        self.body, self.result_shardings = block, result_shardings
 
 
 class _Partitioner:
-    def __init__(self, program, fn, cost: CostModel):
-        self.pm = ProgramMesh.of(program)
-        self.fn, self.cost = fn, cost
-        self.out = None
-        self.versions: dict[int, list[Layout]] = {}  # layouts each value is available in (first: produced)
+    """Partitions one block; a nested one (a while/case region) shares its parent's `versions`, and
+    reshards of values defined further out are hoisted to the block that defines them."""
 
-    def run(self) -> PartitionedProgram:
-        fn, pm = self.fn, self.pm
-        check_function(fn)
-        self.regions = Regions(fn, pm)
+    def __init__(self, pm: ProgramMesh, cost: CostModel, versions=None, outer=None):
+        self.pm, self.cost = pm, cost
+        self.outer = outer
+        self.versions: dict[int, list[Layout]] = {} if versions is None else versions  # first: produced
+        self.local: set[int] = set()   # ids of the values this block defines
+        self.steps: list = []
+
+    def run(self, fn) -> PartitionedProgram:
+        pm = self.pm
+        check_function(fn, control_flow=True)
         arg_layouts = []
         for v in fn.args:
             layout = layout_of_value(v, pm)
@@ -59,32 +86,98 @@ class _Partitioner:
                 raise PartitionError("a function argument cannot be partial (pass it reduced)", value=value_name(v))
             self.check_shape(v, layout, "argument")
             arg_layouts.append(layout)
-            self.versions[id(v)] = [layout]
-        self.out = PartitionedProgram(pm, fn, arg_layouts, [])
-        for op in fn.body.ops:
+            self.define(v, layout)
+        out = PartitionedProgram(pm, fn, arg_layouts, [])
+        self.steps = out.steps
+        self.regions = Regions(fn, pm)
+        ret = self.walk(fn.body, f"@{fn.name}")
+        shardings = list(fn.result_shardings) + [None] * len(ret.operands)
+        for i, v in enumerate(ret.operands):
+            s = shardings[i]
+            target = (replicated(v.type.rank) if s is None else
+                      layout_of_sharding(s, v.type.rank, pm, value_name(v), v.type.shape))
+            if target.partial:
+                raise PartitionError(f"result {i} is declared partial; results must be whole", value=value_name(v))
+            self.need(v, target, f"result {i}")
+            out.result_layouts.append(target)
+            out.results.append((v, target))
+        return out
+
+    def nested(self, block, arg_layouts: list[Layout], targets: list[Layout], what: str) -> LocalBlock:
+        """Partition a region's block: its arguments arrive in `arg_layouts`, its results leave in
+        `targets` (resharded at its end when the block produces another layout)."""
+        inner = _Partitioner(self.pm, self.cost, self.versions, outer=self)
+        for v, layout in zip(block.args, arg_layouts):
+            inner.check_shape(v, layout, f"{what} argument")
+            inner.define(v, layout)
+        inner.regions = Regions(_BlockView(block, [to_sharding(t, self.pm) for t in targets]), self.pm)
+        ret = inner.walk(block, what)
+        if len(ret.operands) != len(targets):
+            raise PartitionError(f"{what} returns {len(ret.operands)} values, expected {len(targets)}", op=ret.name)
+        for i, (v, target) in enumerate(zip(ret.operands, targets)):
+            inner.need(v, target, f"{what} result {i}")
+        return LocalBlock(list(block.args), list(arg_layouts), inner.steps, list(zip(ret.operands, targets)))
+
+    @contextmanager
+    def trial(self):
+        """Partition tentatively: what is planned inside (steps here and in enclosing blocks, layouts
+        made available) is undone on exit; read what you need from `versions` before it."""
+        versions = {k: list(v) for k, v in self.versions.items()}
+        chain, p = [], self
+        while p is not None:
+            chain.append((p, len(p.steps)))
+            p = p.outer
+        try:
+            yield
+        finally:
+            self.versions.clear()
+            self.versions.update(versions)
+            for p, n in chain:
+                del p.steps[n:]
+
+    def define(self, value, layout: Layout) -> None:
+        self.local.add(id(value))
+        self.versions[id(value)] = [layout]
+
+    def walk(self, block, what: str):
+        """Partition every op of `block`; returns its terminator."""
+        self.uses: dict[int, int] = {}  # id(value) -> operands reading it in this block and its regions
+        for op in block.ops:
+            for o in op.walk():
+                for v in o.operands:
+                    self.uses[id(v)] = self.uses.get(id(v), 0) + 1
+        for op in block.ops:
             if op.is_terminator:
-                self.finish(op)
-                break
-            self.partition_op(op)
-        else:
-            raise PartitionError(f"@{fn.name} has no return")
-        return self.out
+                return op
+            if op.regions:
+                self.steps.append(partition_control_flow(self, op))
+            else:
+                self.partition_op(op)
+        raise PartitionError(f"{what} has no terminator")
+
+    def desired(self, value) -> Layout:
+        """The layout `value` is wanted in: its annotation, else the one its producer produced."""
+        if value.sharding is not None:
+            return layout_of_value(value, self.pm)
+        if id(value) not in self.versions:
+            raise PartitionError("used before it is defined", value=value_name(value))
+        return self.versions[id(value)][0]
 
     def partition_op(self, op) -> None:
         if op.name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
             layout = layout_of_value(op.result, self.pm)
             operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
-        elif op.name in SOURCE_OPS:
+        elif op.name in SOURCE_OPS or not op.operands:
+            # no inputs (a constant, cond's `empty2` placeholders): every device computes it whole
             operands, results = [], [replicated(v.type.rank) for v in op.results]
         elif op.name in IDENTITY_OPS:
             v = op.operands[0]
             steer = op.attrs.get("sharding", op.result.sharding)  # a constraint's (reshard's) sharding: its attribute
             target = (layout_of_sharding(steer, v.type.rank, self.pm, value_name(v)) if steer is not None
-                      else self.versions[id(v)][0])
+                      else self.desired(v))
             operands, results = [target], [target]
         else:
-            desired = {id(v): layout_of_value(v, self.pm) if v.sharding is not None else self.versions[id(v)][0]
-                       for v in op.operands}
+            desired = {id(v): self.desired(v) for v in op.operands}
             if self.regions.whole(op, self.versions, self.price):  # see regions.py
                 desired.update({id(v): replicated(v.type.rank) for v in op.operands})
                 operands, results = op_layouts(op, desired, self.pm)
@@ -95,41 +188,59 @@ class _Partitioner:
             self.need(v, layout, f"op '{op.name}'")
         for v, layout in zip(op.results, results):
             self.check_shape(v, layout, f"result of '{op.name}'")
-            self.versions[id(v)] = [layout]
-        self.out.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+            self.define(v, layout)
+        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
     def keep_sums_partial(self, op, operands, results):
         """A sum of values that are all sum-partial over the same axes is itself partial: add them
         as they are and reduce once, where a consumer needs the sum whole (the rules ask for whole
-        operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice)."""
-        if op.name not in SUM_OPS:
+        operands; e.g. a tied embedding's two gradient contributions are reduced once, not twice).
+        Likewise a linear op of one operand (transpose, reshape, reduce_sum, ...) of a partial sum
+        that nothing else reads, run in the split the operand has: a weight gradient's transpose
+        stays partial, so that a loop can accumulate it partial and reduce once after the loop
+        (control_flow.py); and dynamic_update_slice of a partial update into a partial array."""
+        if op.name not in SUM_OPS and op.name not in LINEAR_OPS and op.name not in UPDATE_OPS:
             return operands, results
-        produced = [self.versions[id(v)][0] for v in op.operands]
+        if op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1:
+            return operands, results  # another consumer reduces it anyway: reduce once, for both
+        if op.name == "jax.broadcast_in_dim" and math.prod(op.result.type.shape) != math.prod(op.operands[0].type.shape):
+            return operands, results  # reducing the broadcast would move more than reducing its operand
+        n = 2 if op.name in UPDATE_OPS else len(op.operands)
+        if any(v.type.rank or req.partial or req.dims for v, req in zip(op.operands[n:], operands[n:])):
+            return operands, results
+        produced = [self.versions[id(v)][0] for v in op.operands[:n]]
         axes = {(l.partial, l.reduce) for l in produced}
         if len(axes) != 1 or not produced[0].partial or produced[0].reduce != "sum":
             return operands, results
+        if op.name in SUM_OPS and len(set(produced)) == 1:
+            # the same partial layout everywhere: add the local parts as they are (a loop's partial
+            # accumulator meets its contribution in the contribution's layout, whatever the rule asks)
+            return produced, [produced[0]] * len(results)
+        if op.name in LINEAR_OPS and (operands[0].partial or operands[0].dims != produced[0].dims):
+            # the rule wants another split: ask it about the split the partial operand has
+            whole = Layout.make(self.pm.spec, produced[0].dims)
+            alt_operands, alt_results = op_layouts(op, {id(op.operands[0]): whole}, self.pm)
+            if alt_operands[0].partial or alt_operands[0].dims != produced[0].dims:
+                return operands, results
+            operands, results = alt_operands, alt_results
         if any(req.partial or req.dims != have.dims for req, have in zip(operands, produced)):
             return operands, results
+        produced = produced + list(operands[n:])
         partial = produced[0].partial
-        if any(set(partial) & r.used_axes() for r in results):
+        if any(set(partial) & r.used_axes() for r in results) or any(r.partial and r.reduce != "sum" for r in results):
             return operands, results
-        return produced, [Layout.make(self.pm.spec, r.dims, partial, "sum") for r in results]
-
-    def finish(self, ret) -> None:
-        shardings = list(self.fn.result_shardings) + [None] * len(ret.operands)
-        for i, v in enumerate(ret.operands):
-            s = shardings[i]
-            target = (replicated(v.type.rank) if s is None else
-                      layout_of_sharding(s, v.type.rank, self.pm, value_name(v), v.type.shape))
-            if target.partial:
-                raise PartitionError(f"result {i} is declared partial; results must be whole", value=value_name(v))
-            self.need(v, target, f"result {i}")
-            self.out.result_layouts.append(target)
-            self.out.results.append((v, target))
+        return produced, [Layout.make(self.pm.spec, r.dims, tuple(dict.fromkeys(partial + tuple(r.partial))), "sum")
+                          for r in results]
 
     def need(self, value, target: Layout, reason: str) -> None:
-        """Make `value` available in `target`, resharding from its cheapest available layout."""
-        have = self.versions[id(value)]
+        """Make `value` available in `target`, resharding from its cheapest available layout, in the
+        block that defines it (a loop body's reshard of a loop-invariant value runs once, before it)."""
+        owner = self
+        while id(value) not in owner.local and owner.outer is not None:
+            owner = owner.outer
+        have = self.versions.get(id(value))
+        if have is None:
+            raise PartitionError(f"used by {reason} before it is defined", value=value_name(value))
         if target in have:
             return
         best = None
@@ -142,7 +253,7 @@ class _Partitioner:
                                      value=value_name(value)) from None
             if best is None or (plan.cost_us, len(plan.steps)) < (best[1].cost_us, len(best[1].steps)):
                 best = (source, plan)
-        self.out.steps.append(Reshard(value, best[0], target, best[1], reason))
+        owner.steps.append(Reshard(value, best[0], target, best[1], reason))
         have.append(target)
 
     def price(self, value, source: Layout, target: Layout) -> float:
@@ -172,4 +283,5 @@ def partition(program, function: str | None = None, cost: CostModel = DEFAULT_CO
         raise PartitionError(f"program has no function @{function}")
     if not isinstance(cost, CostModel):
         raise TypeError(f"cost must be a CostModel, not {type(cost).__name__}")
-    return _Partitioner(program, fn, cost).run()
+    return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+

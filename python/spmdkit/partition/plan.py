@@ -1,6 +1,6 @@
-"""The partitioned program: a list of local steps (an op on local shapes, or a reshard of one
-value between two layouts), the layouts of the function's arguments and results, and a summary
-of the collectives it runs."""
+"""The partitioned program: a list of local steps (an op on local shapes, a reshard of one value
+between two layouts, or a while/case whose regions are partitioned blocks of such steps), the
+layouts of the function's arguments and results, and a summary of the collectives it runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,7 +30,51 @@ class Reshard:
     reason: str                      # the consumer that needs it ("op 'jax.add'", "result 0")
 
 
-Step = Union[LocalOp, Reshard]
+@dataclass
+class LocalBlock:
+    """A region partitioned: `args` arrive in `arg_layouts`, `steps` run, `results` leave as
+    (value, layout). Values defined outside it are read from the enclosing blocks."""
+    args: list
+    arg_layouts: list[Layout]
+    steps: list["Step"]
+    results: list[tuple[Any, Layout]]
+
+
+@dataclass
+class LocalControlFlow:
+    """A `stablehlo.while` (blocks: cond, body; operands, block arguments and results all in
+    `carry_layouts`) or a `stablehlo.case` (blocks: the branches; operand: the replicated index;
+    results in `result_layouts`), run locally with jax.lax.while_loop / jax.lax.switch."""
+    op: Any
+    operand_layouts: list[Layout]
+    result_layouts: list[Layout]
+    blocks: list[LocalBlock]
+    trip_count: Optional[int] = None   # a while with a counted loop (scan, fori_loop): body runs
+
+    @property
+    def is_while(self) -> bool:
+        return self.op.name == "stablehlo.while"
+
+
+Step = Union[LocalOp, Reshard, LocalControlFlow]
+
+
+def weighted_reshards(steps, weight: float = 1.0):
+    """(reshard, times it runs per call) of every reshard in `steps`, nested blocks included: a
+    loop body's weight is its trip count (1 when unknown), its condition's one more; of a case's
+    branches the one moving the most bytes counts (one of them runs)."""
+    for s in steps:
+        if isinstance(s, Reshard):
+            yield s, weight
+        elif isinstance(s, LocalControlFlow):
+            if s.is_while:
+                n = s.trip_count if s.trip_count is not None else 1
+                cond, body = s.blocks
+                yield from weighted_reshards(cond.steps, weight * (n + 1))
+                yield from weighted_reshards(body.steps, weight * n)
+            elif s.blocks:
+                branches = [list(weighted_reshards(b.steps, weight)) for b in s.blocks]
+                yield from max(branches, key=lambda rs: sum(r.plan.bytes * w for r, w in rs))
 
 
 @dataclass
@@ -57,23 +101,52 @@ class PartitionedProgram:
 
     @property
     def reshards(self) -> list[Reshard]:
-        return [s for s in self.steps if isinstance(s, Reshard)]
+        """Every reshard step, those in while/case regions included (each once)."""
+        out = []
+
+        def collect(steps):
+            for s in steps:
+                if isinstance(s, Reshard):
+                    out.append(s)
+                elif isinstance(s, LocalControlFlow):
+                    for b in s.blocks:
+                        collect(b.steps)
+        collect(self.steps)
+        return out
 
     def summary(self) -> Summary:
+        """Collectives and bytes per call: a reshard in a loop body counts once per iteration
+        (weighted_reshards); `reshards` counts the reshard steps in the program."""
         counts = dict.fromkeys(COLLECTIVE_KINDS, 0)
         nbytes = cost = 0.0
-        for r in self.reshards:
+        for r, w in weighted_reshards(self.steps):
             for kind, n in r.plan.collective_counts().items():
-                counts[kind] += n
-            nbytes += r.plan.bytes
-            cost += r.plan.cost_us
+                counts[kind] += int(round(n * w))
+            nbytes += r.plan.bytes * w
+            cost += r.plan.cost_us * w
         return Summary(counts, nbytes, cost, len(self.reshards))
 
     def describe(self, limit: Optional[int] = None) -> str:
-        """The reshards with their plans, one line each."""
+        """The reshards with their plans, one line each; those in a while/case region are indented
+        under a line naming it (a loop with its trip count)."""
         lines = [str(self.summary())]
-        for r in self.reshards[:limit]:
-            kinds = ", ".join(s.kind for s in r.plan.steps) or "no-op"
-            lines.append(f"  {r.value.type} {r.source} -> {r.target} for {r.reason}: {kinds}; "
-                         f"{r.plan.bytes:.0f} B")
+        left = [limit if limit is not None else float("inf")]
+
+        def walk(steps, indent):
+            for s in steps:
+                if left[0] <= 0:
+                    return
+                if isinstance(s, Reshard):
+                    left[0] -= 1
+                    kinds = ", ".join(st.kind for st in s.plan.steps) or "no-op"
+                    lines.append(f"{indent}{s.value.type} {s.source} -> {s.target} for {s.reason}: {kinds}; "
+                                 f"{s.plan.bytes:.0f} B")
+                elif isinstance(s, LocalControlFlow):
+                    names = ["cond", "body"] if s.is_while else [f"branch {k}" for k in range(len(s.blocks))]
+                    times = f" x{s.trip_count}" if s.is_while and s.trip_count is not None else ""
+                    for name, block in zip(names, s.blocks):
+                        if any(isinstance(t, (Reshard, LocalControlFlow)) for t in block.steps):
+                            lines.append(f"{indent}  in '{s.op.name}' {name}{times}:")
+                            walk(block.steps, indent + "    ")
+        walk(self.steps, "  ")
         return "\n".join(lines)
