@@ -25,7 +25,7 @@ from .mesh import as_process_mesh
 from .placements import Replicate, is_placements, placements_of_spec, to_spec
 from .tensor import is_placed, put_all
 
-STRATEGIES = ("propagate", "complete")
+STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (docs/auto.md)
 
 
 def _is_entry(x) -> bool:
@@ -69,14 +69,16 @@ class Parallelized:
     collectives per call, bytes per device, modeled cost), `.shardings` (placements of every
     argument and result leaf, by name)."""
 
-    def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate"):
+    def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
+                 memory_limit: float | None = None):
         if not callable(fn):
             raise TypeError(f"parallelize: expected a callable, got {type(fn).__name__}")
         if strategy not in STRATEGIES:
             raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
-        self.program = self.partitioned = self._run = None
+        self.program = self.partitioned = self._run = self.search_report = None
+        self.memory_limit = memory_limit
         self._key = None
         self.in_shardings: dict[str, list] = {}
         self.out_shardings: dict[str, list] = {}
@@ -90,13 +92,16 @@ class Parallelized:
         from ..partition import complete_forward, partition, to_jax
         leaves, in_def = jax.tree_util.tree_flatten(args)
         labels = _labels(args, "args")
-        arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in
-                         zip(labels, leaves, _expand(self.in_placements, args, "in_placements"))]
+        entries = _expand(self.in_placements, args, "in_placements")
+        arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in zip(labels, leaves, entries)]
         out_labels, result_shardings = self._result_shardings(args)
         program = import_jax(self.fn, *args, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
                              arg_shardings=arg_shardings)
         program.main.result_shardings = result_shardings
-        if self.strategy == "propagate":
+        if self.strategy == "auto":  # every value annotated by the search: nothing left to propagate
+            from ..auto import parallelize_hook
+            self.search_report = parallelize_hook(program, entries, labels, out_labels, self.memory_limit)
+        elif self.strategy == "propagate":
             _propagate(program)
         else:
             complete_forward(program)
@@ -195,10 +200,10 @@ def _propagate(program) -> None:
 
 
 def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
-                example_args: tuple | None = None) -> Parallelized:
+                example_args: tuple | None = None, memory_limit: float | None = None) -> Parallelized:
     """`fn` partitioned over `mesh` from its arguments' placements (see the module doc); with
     `example_args` it is traced (and checked) now, else at its first call."""
-    p = Parallelized(fn, mesh, in_placements, out_placements, strategy)
+    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit)
     if example_args is not None:
         p.trace(*example_args)
     return p
