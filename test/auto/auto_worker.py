@@ -33,7 +33,7 @@ def _median_ms(fn, args, reps: int) -> float:
     return float(np.median(times))
 
 
-def run_case(case: str, steps: int = 3, reps: int = 5) -> dict:
+def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WORKER_REPS", "5"))) -> dict:
     parts = case.split("-")
     model, mesh_key, optimizer = parts[:3]
     memory_limit = float(parts[3][3:]) * 1000 if len(parts) > 3 else None

@@ -168,6 +168,10 @@ def op_strategies(op, pm: ProgramMesh) -> tuple[list[Strategy], list[str]]:
     return out, names
 
 
+def _arg_name(v, i: int) -> str:
+    return f"%arg{i}" + (f" ({v.name})" if v.name else "")
+
+
 def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> SearchSpace:
     """Nodes and edges of `program`'s main function. `pinned_args[i]`: argument i keeps its
     annotation; `ties`: result index -> argument index whose layout it must come back in; other
@@ -187,7 +191,12 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             try:
                 layout = layout_of_value(v, pm)
             except ValueError as e:
-                raise AutoShardingError(str(e), value=f"%arg{i}") from None
+                raise AutoShardingError(str(e), value=_arg_name(v, i)) from None
+            for d, axes in enumerate(layout.dims):
+                if not _axis_subsets_divide(v.type.shape[d], axes, pm):
+                    raise AutoShardingError(f"pinned layout splits dim {d} of size {v.type.shape[d]} over {list(axes)} "
+                                            f"({math.prod(pm.spec.size(a) for a in axes)} parts), which does not "
+                                            f"divide it", value=_arg_name(v, i))
             strategies = [Strategy((), (layout,))]
         else:
             strategies = [Strategy((), (l,)) for l in value_layouts(v.type.shape, pm)]
