@@ -31,6 +31,26 @@ class Solution:
     rows: int
 
 
+def _quiet_highs():
+    """A Highs instance; its constructor prints a banner to the process's stdout (fd 1, below
+    Python's sys.stdout), which would corrupt a command's printed program: silenced."""
+    import os
+    import sys
+
+    import highspy
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def smallest_memory(costs: Costs) -> float:
     """The least bytes per device any plan holds (nodes' memories are independent)."""
     return float(sum(m.min() for m in costs.memory if len(m)))
@@ -116,8 +136,7 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = len(cost), len(lower)
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
     lp.offset_ = constant
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = _quiet_highs()
     h.setOptionValue("time_limit", float(time_limit_s))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.setOptionValue("threads", 1)

@@ -191,7 +191,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             try:
                 layout = layout_of_value(v, pm)
             except ValueError as e:
-                raise AutoShardingError(str(e), value=_arg_name(v, i)) from None
+                raise AutoShardingError(getattr(e, "reason", str(e)), value=_arg_name(v, i)) from None
             for d, axes in enumerate(layout.dims):
                 if not _axis_subsets_divide(v.type.shape[d], axes, pm):
                     raise AutoShardingError(f"pinned layout splits dim {d} of size {v.type.shape[d]} over {list(axes)} "
@@ -239,7 +239,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             try:
                 strategies = [Strategy((layout_of_sharding(declared[i], v.type.rank, pm, f"result {i}"),), ())]
             except ValueError as e:
-                raise AutoShardingError(str(e), value=f"result {i}") from None
+                raise AutoShardingError(getattr(e, "reason", str(e)), value=f"result {i}") from None
         else:
             strategies = [Strategy((l,), ()) for l in value_layouts(v.type.shape, pm)]
         nodes.append(Node("result", f"result {i}", strategies, value=v, index=i, pinned=declared[i] is not None))
