@@ -72,11 +72,18 @@ def local_bytes(value, layout, pm) -> float:
     return math.prod(value.type.shape) * itemsize(value) / parts
 
 
+def _only_slices(src, dst) -> bool:
+    """Whether dst only splits further what src holds whole (each dim's axes extend src's)."""
+    return not src.partial and not dst.partial and all(b[:len(a)] == a for a, b in zip(src.dims, dst.dims))
+
+
 def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) -> Costs:
     pm = space.pm
     plans: dict = {}
 
     def plan(value, src, dst):
+        if _only_slices(src, dst):   # the planner's answer too: local slices cost nothing
+            return 0.0, 0.0
         key = (tuple(value.type.shape), itemsize(value), src, dst)
         hit = plans.get(key)
         if hit is None:

@@ -1,13 +1,13 @@
 """One mixed-integer program over the search space, solved by HiGHS (highspy).
 
-Variables: a binary x[n, s] per node n and strategy s (sum over s = 1; nodes with one strategy
-are constants). Per edge whose cost matrix is not zero, over the distinct layouts the two ends
-give the value (classes p of the producer, c of the consumer), continuous y[p, c] >= 0 with
-sum_c y[p, c] = sum of x over the producer's strategies of class p, and sum_p y[p, c] likewise
-for the consumer: with x integral, y is the product of the two one-hot choices (the transport
-form of Alpa's edge variables, tighter in its LP relaxation than y >= x_p + x_c - 1). An edge
-with one class at an end adds its row of costs to the other end's strategies instead. Objective:
-compute per strategy plus edge costs. Memory: one row, sum of bytes per device <= the limit.
+First the exact reductions of reduce.py fold away every node of degree <= 2 (chains of
+elementwise ops, reshapes, transposes, leaves). On what remains: a binary x[n, s] per node n and
+strategy s (sum over s = 1). Per edge, over the distinct rows and columns of its cost matrix
+(classes p of one end, c of the other), continuous y[p, c] >= 0 with sum_c y[p, c] = sum of x
+over that end's strategies of class p, and sum_p y[p, c] likewise for the other end: with x
+integral, y is the product of the two one-hot choices (the transport form of Alpa's edge
+variables, tighter in its LP relaxation than y >= x_p + x_c - 1). Objective: compute per
+strategy plus edge costs. Memory: one row, sum of bytes per device <= the limit.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from .cost import Costs
 from .errors import AutoShardingError
+from .reduce import classes, expand, reduce_graph
 
 
 @dataclass
@@ -60,31 +61,27 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
           mip_rel_gap: float = 0.0) -> Solution:
     import highspy
 
-    nodes = len(costs.node)
-    node_cost = [c.astype(float).copy() for c in costs.node]
-    constant = 0.0
-    # fold edges with a single class at one end into the other end's strategy costs
-    pair_edges = []
-    for ec, (s, d) in zip(costs.edges, costs.ends):
-        if not ec.matrix.any():
-            continue
-        if s == d:  # a result tied to the argument it returns unchanged
-            node_cost[s] += ec.matrix[ec.src_class, ec.dst_class]
-        elif ec.matrix.shape[0] == 1:
-            node_cost[d] += ec.matrix[0, ec.dst_class]
-        elif ec.matrix.shape[1] == 1:
-            node_cost[s] += ec.matrix[ec.src_class, 0]
-        else:
-            pair_edges.append((ec, s, d))
-    col = {}
+    n_nodes = len(costs.node)
+    if memory_limit is not None:
+        least = smallest_memory(costs)
+        if least > memory_limit:
+            raise AutoShardingError(f"no plan fits memory_limit={memory_limit:.0f} bytes per device: the smallest "
+                                    f"any plan needs is {least:.0f} bytes (arguments and results)",
+                                    smallest_feasible=least)
+        keep = {i for i, m in enumerate(costs.memory) if len(m) > 1 and np.ptp(m) > 0}
+    else:
+        keep = set()
+    r = reduce_graph(costs, keep)
+    col: dict[int, int] = {}
     cost, integer = [], []
-    for n in range(nodes):
-        if len(node_cost[n]) == 1:
-            constant += float(node_cost[n][0])
+    constant = r.constant
+    for n, c in r.node_cost.items():
+        if len(c) == 1:
+            constant += float(c[0])
             continue
         col[n] = len(cost)
-        cost.extend(node_cost[n].tolist())
-        integer.extend([True] * len(node_cost[n]))
+        cost.extend(c.tolist())
+        integer.extend([True] * len(c))
     rows_start, rows_index, rows_value, lower, upper = [0], [], [], [], []
 
     def row(index, value, lo, hi):
@@ -95,33 +92,30 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
         upper.append(hi)
 
     for n, c0 in col.items():
-        k = len(node_cost[n])
+        k = len(r.node_cost[n])
         row(range(c0, c0 + k), [1.0] * k, 1.0, 1.0)
-    for ec, s, d in pair_edges:
-        P, C = ec.matrix.shape
+    for (a, b), m in r.edges.items():   # both ends have several strategies (single ones were folded)
+        rows_m, a_class = classes(m, 0)
+        mat, b_class = classes(rows_m, 1)
+        P, C = mat.shape
         y0 = len(cost)
-        cost.extend(ec.matrix.reshape(-1).tolist())
+        cost.extend(mat.reshape(-1).tolist())
         integer.extend([False] * (P * C))
         for p in range(P):
-            members = np.flatnonzero(ec.src_class == p)
-            row([y0 + p * C + c for c in range(C)] + [col[s] + int(m) for m in members],
+            members = np.flatnonzero(a_class == p)
+            row([y0 + p * C + c for c in range(C)] + [col[a] + int(k) for k in members],
                 [1.0] * C + [-1.0] * len(members), 0.0, 0.0)
         for c in range(C):
-            members = np.flatnonzero(ec.dst_class == c)
-            row([y0 + p * C + c for p in range(P)] + [col[d] + int(m) for m in members],
+            members = np.flatnonzero(b_class == c)
+            row([y0 + p * C + c for p in range(P)] + [col[b] + int(k) for k in members],
                 [1.0] * P + [-1.0] * len(members), 0.0, 0.0)
     if memory_limit is not None:
-        fixed = sum(float(costs.memory[n][0]) for n in range(nodes) if n not in col)
-        least = smallest_memory(costs)
-        if least > memory_limit:
-            raise AutoShardingError(f"no plan fits memory_limit={memory_limit:.0f} bytes per device: the smallest "
-                                    f"any plan needs is {least:.0f} bytes (arguments and results)",
-                                    smallest_feasible=least)
+        fixed = sum(float(costs.memory[n][0]) for n in range(n_nodes) if n not in col)
         idx = [col[n] + s for n in col for s in range(len(costs.memory[n])) if costs.memory[n][s]]
         val = [float(costs.memory[n][s]) for n in col for s in range(len(costs.memory[n])) if costs.memory[n][s]]
         row(idx, val, -highspy.kHighsInf, float(memory_limit) - fixed)
-    if not cost:  # every node has one strategy
-        return Solution([0] * nodes, constant, "Optimal", 0.0, 0.0, 0, 0)
+    if not cost:  # everything was eliminated exactly
+        return Solution(expand(r, {n: 0 for n in r.node_cost}, n_nodes), constant, "Optimal", 0.0, 0.0, 0, 0)
 
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(cost), len(lower)
@@ -149,11 +143,11 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
     values = np.asarray(h.getSolution().col_value)
     if status == "Infeasible" or len(values) != len(cost):
         raise AutoShardingError(f"the solver found no plan ({status})")
-    choice = [0] * nodes
+    kept = {n: 0 for n in r.node_cost}
     for n, c0 in col.items():
-        choice[n] = int(np.argmax(values[c0:c0 + len(node_cost[n])]))
+        kept[n] = int(np.argmax(values[c0:c0 + len(r.node_cost[n])]))
     gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else float("inf")
-    return Solution(choice, float(info.objective_function_value), status, max(gap, 0.0), elapsed,
+    return Solution(expand(r, kept, n_nodes), float(info.objective_function_value), status, max(gap, 0.0), elapsed,
                     len(cost), len(lower))
 
 
