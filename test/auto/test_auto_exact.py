@@ -110,3 +110,25 @@ def test_exhaustive_is_able_to_disagree():
                 trial[n] = k
                 worse.append(total_cost(costs, trial))
     assert worse and max(worse) > best + 1e-6
+
+
+def test_renaming_interchangeable_axes_keeps_the_reshard_cost():
+    """The cost model plans one pair of layouts per orbit of axis renamings (axes of one size and
+    one link); the planner's cost and bytes are the same on every member of the orbit."""
+    import random
+
+    from spmdkit.auto.cost import _canonical, _interchangeable
+    from spmdkit.auto.strategies import value_layouts
+    from spmdkit.partition.layouts import ProgramMesh
+    from spmdkit.reshard import DEFAULT_COST_MODEL, Layout, plan_reshard
+    pm = ProgramMesh("m", Mesh({"x": 2, "y": 2, "z": 2}))
+    renamings = _interchangeable(pm, DEFAULT_COST_MODEL)
+    assert len(renamings) == 5
+    layouts = value_layouts((8, 16), pm)
+    partial = [Layout.make(pm.spec, l.dims, [a for a in pm.spec.names if a not in l.used_axes()][:1], "sum")
+               for l in layouts if len(l.used_axes()) < 3]
+    rng = random.Random(0)
+    for a, b in rng.sample([(a, b) for a in layouts + partial for b in layouts], 15):
+        p = plan_reshard(pm.spec, (8, 16), a, b, 4, DEFAULT_COST_MODEL, sub_axes=False)
+        q = plan_reshard(pm.spec, (8, 16), *_canonical(pm, renamings, a, b), 4, DEFAULT_COST_MODEL, sub_axes=False)
+        assert (p.cost_us, p.bytes) == pytest.approx((q.cost_us, q.bytes))

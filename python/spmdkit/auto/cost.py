@@ -14,13 +14,14 @@ that need the same layout, so the model can only overstate (Alpa's model does th
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..partition.partitioner import itemsize
-from ..reshard import DEFAULT_COST_MODEL, CostModel, ReshardError, plan_reshard
+from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .strategies import SearchSpace, edge_layouts
 
 # an edge whose layouts no plan connects (a dim that does not divide on the way): never chosen
@@ -77,13 +78,43 @@ def _only_slices(src, dst) -> bool:
     return not src.partial and not dst.partial and all(b[:len(a)] == a for a, b in zip(src.dims, dst.dims))
 
 
+def _interchangeable(pm, reshard: CostModel) -> list[dict[str, str]]:
+    """The renamings of mesh axes that change no cost: permutations among axes of one size and
+    one link (latency and bandwidth). A plan's cost is the same under them, so one plan per
+    orbit is enough (2x2x2 within a node: 6 layouts pairs share one plan)."""
+    groups: dict = {}
+    for a in pm.spec.names:
+        groups.setdefault((pm.spec.size(a), reshard.link(pm.spec, a)), []).append(a)
+    out = [{}]
+    for members in groups.values():
+        out = [dict(r, **dict(zip(members, p))) for r in out for p in itertools.permutations(members)]
+    return [r for r in out if any(k != v for k, v in r.items())]
+
+
+def _canonical(pm, relabelings, src, dst):
+    """The least (by text) renaming of the pair (src, dst) under the cost-preserving renamings."""
+    if not relabelings:
+        return src, dst
+    best, best_key = (src, dst), repr((src, dst))
+    for r in relabelings:
+        pair = tuple(Layout.make(pm.spec, [[r.get(a, a) for a in d] for d in l.dims],
+                                 [r.get(a, a) for a in l.partial], l.reduce) for l in (src, dst))
+        key = repr(pair)
+        if key < best_key:
+            best, best_key = pair, key
+    return best
+
+
 def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) -> Costs:
     pm = space.pm
     plans: dict = {}
 
+    relabelings = _interchangeable(pm, model.reshard)
+
     def plan(value, src, dst):
         if _only_slices(src, dst):   # the planner's answer too: local slices cost nothing
             return 0.0, 0.0
+        src, dst = _canonical(pm, relabelings, src, dst)
         key = (tuple(value.type.shape), itemsize(value), src, dst)
         hit = plans.get(key)
         if hit is None:
