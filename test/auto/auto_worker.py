@@ -2,7 +2,8 @@
 virtual CPU devices, and prints one JSON line per case (started by test_auto_train.py in a fresh
 process: XLA_FLAGS must be set before JAX starts; benchmarks/bench_auto.py prints the same rows).
 
-Case: "MODEL-MESH-OPTIMIZER[-memKB]" (e.g. gpt-2x2-adamw, mlp-2x2-sgd-mem20): every step's
+Case: "MODEL-MESH-OPTIMIZER[-memKB][-floRATE]" (e.g. gpt-2x2-adamw, mlp-2x2-sgd-mem20, gpt-2x2-sgd-flo1e9:
+a device's FLOP/s for the search): every step's
 loss and gradients against one device, the plan's bytes and the compiled program's, the
 hand-written placements of spmdkit.examples (propagated) and XLA's partitioning of them, step
 times of the three in the same run, the compiled memory per device, and the placements found."""
@@ -36,7 +37,11 @@ def _median_ms(fn, args, reps: int) -> float:
 def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WORKER_REPS", "5"))) -> dict:
     parts = case.split("-")
     model, mesh_key, optimizer = parts[:3]
-    memory_limit = float(parts[3][3:]) * 1000 if len(parts) > 3 else None
+    options = {p[:3]: float(p[3:]) for p in parts[3:]}       # mem<kB>, flo<FLOP/s of a device>
+    memory_limit = options["mem"] * 1000 if "mem" in options else None
+    if "flo" in options:
+        from spmdkit.auto import AutoCostModel, set_default_cost
+        set_default_cost(AutoCostModel(flops_per_s=options["flo"]))
     setup = SETUPS[model](mesh_key)
     mesh = mesh_of(mesh_key)
     init, update = OPTIMIZERS[optimizer](LR[optimizer])

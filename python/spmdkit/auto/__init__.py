@@ -8,7 +8,7 @@ cheapest consistent plan; the program comes back annotated for the partitioner (
 from .cost import DEFAULT_AUTO_COST, AutoCostModel
 from .errors import AutoShardingError
 from .report import SearchReport
-from .search import auto_shard, parallelize_hook, tie_results
+from .search import auto_shard, parallelize_hook, set_default_cost, tie_results
 
 __all__ = ["AutoCostModel", "AutoShardingError", "DEFAULT_AUTO_COST", "SearchReport", "auto_shard",
-           "parallelize_hook", "tie_results"]
+           "parallelize_hook", "set_default_cost", "tie_results"]

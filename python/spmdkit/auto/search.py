@@ -64,6 +64,18 @@ def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Opti
     return build_report(space, costs, sol, labels, outs, memory_limit, search_s, added)
 
 
+_PARALLELIZE_COST = [DEFAULT_AUTO_COST]
+
+
+def set_default_cost(cost: AutoCostModel) -> AutoCostModel:
+    """The cost model `parallelize(..., strategy="auto")` searches with (returns the previous
+    one), e.g. `AutoCostModel(flops_per_s=2e9)` for virtual CPU devices sharing a few cores."""
+    if not isinstance(cost, AutoCostModel):
+        raise TypeError(f"cost must be an spmdkit.auto.AutoCostModel, not {type(cost).__name__}")
+    previous, _PARALLELIZE_COST[0] = _PARALLELIZE_COST[0], cost
+    return previous
+
+
 def parallelize_hook(program, arg_entries, labels, out_labels, memory_limit) -> SearchReport:
     """What `parallelize(..., strategy="auto")` calls after tracing: leaves whose placements entry
     is None are free, results tie to the argument they are labelled like."""
@@ -71,4 +83,5 @@ def parallelize_hook(program, arg_entries, labels, out_labels, memory_limit) -> 
     declared = program.main.result_shardings
     ties = {r: a for r, a in tie_results(labels, out_labels, program).items()
             if r >= len(declared) or declared[r] is None}
-    return auto_shard(program, pinned, ties, memory_limit, arg_labels=labels, out_labels=out_labels)
+    return auto_shard(program, pinned, ties, memory_limit, _PARALLELIZE_COST[0], arg_labels=labels,
+                      out_labels=out_labels)
