@@ -85,8 +85,8 @@ def bench_wide() -> None:
         report = auto_shard(program, ties=tie_results(labels, outs, program), memory_limit=limit,
                             arg_labels=labels, out_labels=outs)
         plan = partition(program).summary()
-        print(f"wide GPT (d_model 256, d_ff 1024, batch 16x64), 2x2, memory limit {limit}: search {report.search_s:.2f} s, "
-              f"{report.status}, gap {report.gap:.2%}; modeled {report.objective_us:.1f} us/step, memory "
+        print(f"wide GPT (d_model 256, d_ff 1024, batch 16x64), 2x2, memory limit {limit}: "
+              f"search {report.search_s:.2f} s, {report.status}, gap {report.gap:.2%}; modeled {report.objective_us:.1f} us/step, memory "
               f"{report.memory_bytes / 1e6:.2f} MB/device; plan {plan.bytes_per_device:.0f} B/device")
         for label, why in report.params.items():
             if label.startswith("args[0]") and ("w_" in label or "wte" in label):

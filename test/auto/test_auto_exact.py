@@ -4,7 +4,6 @@ combination of strategies under the same cost model (enumerated by broadcasting,
 with and without a memory limit; the plan it returns costs what it says."""
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
