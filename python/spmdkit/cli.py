@@ -210,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "sharding":  # check a sharding, show its other forms (spmdkit.sharding)
         from .sharding.command import main as sharding_main
         return guarded(sharding_main, argv[1:], prog="spmdkit sharding")
+    if argv and argv[0] == "auto":  # automatic sharding: search, solve, annotate (spmdkit.auto)
+        from .auto.cli import main as auto_main
+        return guarded(auto_main, argv[1:], prog="spmdkit auto")
     ap = ArgumentParser(prog="spmdkit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("infer", help="infer the shardings of one rule call")
@@ -230,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("propagate", help="propagate a program's shardings (spmdkit propagate --help)")
     sub.add_parser("explain", help="why a value got its sharding (spmdkit explain --help)")
     sub.add_parser("sharding", help="check a Shardy sharding, show its other forms (spmdkit sharding --help)")
+    sub.add_parser("auto", help="search a sharding for every value of a program (spmdkit auto --help)")
     from .reshard.cli import register as register_reshard
     from .examples.cli import register as register_train
     register_reshard(sub)

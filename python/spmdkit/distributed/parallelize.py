@@ -36,7 +36,7 @@ from .placement_trees import is_entry, leaf_entries
 from .placements import Replicate, placements_of_spec, to_spec
 from .tensor import is_placed, put_all
 
-STRATEGIES = ("propagate", "complete")
+STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (docs/auto.md)
 _NEVER = object()  # no leaf's aval is this
 
 
@@ -74,14 +74,16 @@ class Parallelized:
     collectives per call, bytes per device, modeled cost), `.shardings` (placements of every
     argument and result leaf, by name)."""
 
-    def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate"):
+    def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
+                 memory_limit: float | None = None):
         if not callable(fn):
             raise TypeError(f"parallelize: expected a callable, got {type(fn).__name__}")
         if strategy not in STRATEGIES:
             raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
-        self.program = self.partitioned = self._run = None
+        self.program = self.partitioned = self._run = self.search_report = None
+        self.memory_limit = memory_limit
         self._key = self._treedef = None
         self._known: list = []
         self.in_shardings: dict[str, list] = {}
@@ -105,7 +107,10 @@ class Parallelized:
         program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
                              arg_shardings=arg_shardings)
         program.main.result_shardings = result_shardings
-        if self.strategy == "propagate":
+        if self.strategy == "auto":  # every value annotated by the search: nothing left to propagate
+            from ..auto import parallelize_hook
+            self.search_report = parallelize_hook(program, entries, labels, out_labels, self.memory_limit)
+        elif self.strategy == "propagate":
             _propagate(program)
         else:
             complete_forward(program)
@@ -254,10 +259,10 @@ def _propagate(program) -> None:
 
 
 def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
-                example_args: tuple | None = None) -> Parallelized:
+                example_args: tuple | None = None, memory_limit: float | None = None) -> Parallelized:
     """`fn` partitioned over `mesh` from its arguments' placements (see the module doc); with
     `example_args` it is traced (and checked) now, else at its first call."""
-    p = Parallelized(fn, mesh, in_placements, out_placements, strategy)
+    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit)
     if example_args is not None:
         p.trace(*example_args)
     return p

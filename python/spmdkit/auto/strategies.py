@@ -1,0 +1,263 @@
+"""The search space: per node (a function argument, an op, a function result) the ways it can be
+laid out, read from the op's factor table.
+
+An op strategy assigns mesh axes to the op's factors: each mesh axis goes to at most one factor,
+a factor's axes (in mesh order) must divide its size, need-replication, permutation and blocked
+factors take none, and in a dim made of several factors (a reshape's compound dim) only the
+major-most factor of size > 1 may take axes (a minor one alone would leave a device a strided
+set of blocks). A tensor's layout follows: per dim, the axes of its factors major to minor. A
+sharded reduction factor leaves the results partial over its axes (sum, or the reduction's
+max/min). The fully replicated strategy is always there.
+
+An argument's or result's strategies are its layouts: each mesh axis on at most one dim, dims
+divisible; pinned ones have exactly the layout the user gave.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..partition.layouts import ProgramMesh, layout_of_value, replicated, to_spec
+from ..partition.partitioner import itemsize
+from ..partition.rules import IDENTITY_OPS, SOURCE_OPS, factor_table
+from ..reshard import Layout
+from .errors import AutoShardingError
+
+# reductions whose partial results combine with max/min; other non-sum reductions (product, and,
+# or, argmax) keep their reduction factors whole
+REDUCE_KIND = {"jax.reduce_max": "max", "jax.reduce_min": "min", "stablehlo.reduce_max": "max",
+               "reduce_max": "max", "max": "max", "reduce_min": "min", "min": "min"}
+NOT_SUMMABLE = ("prod", "and", "or", "xor", "argm", "cum", "sort", "top_k")
+UNSPLITTABLE = frozenset({"need_replication", "permutation"})
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way to lay out a node: the layouts of its operands and results, the axes per factor."""
+    operands: tuple[Layout, ...]
+    results: tuple[Layout, ...]
+    factor_axes: tuple[tuple[str, ...], ...] = ()   # per factor of the op's table (ops only)
+    local_flops: float = 0.0
+
+    def text(self, names: Optional[list[str]] = None) -> str:
+        if not self.factor_axes:
+            layouts = self.results or self.operands
+            split = any(l.dims and any(l.dims) or l.partial for l in layouts)
+            return layout_text(layouts[0]) if split else "replicated"
+        names = names or [f"f{i}" for i in range(len(self.factor_axes))]
+        parts = [f"{n}:{','.join(a)}" for n, a in zip(names, self.factor_axes) if a]
+        return "{" + " ".join(parts) + "}" if parts else "replicated"
+
+
+def layout_text(layout: Layout) -> str:
+    dims = ", ".join("{" + ",".join(a) + "}" for a in layout.dims)
+    part = f" partial={{{','.join(layout.partial)}}}:{layout.reduce}" if layout.partial else ""
+    return f"[{dims}]{part}"
+
+
+@dataclass(eq=False)
+class Node:
+    kind: str                         # "arg", "op", "result"
+    name: str                         # the leaf's label, or the op's name and place
+    strategies: list[Strategy]
+    op: Any = None                    # the IR op (kind "op")
+    value: Any = None                 # the argument's or result's IR value
+    index: int = 0                    # argument or result number; op position in the block
+    pinned: bool = False
+    tied_results: list[int] = field(default_factory=list)   # results that must come back in this arg's layout
+    factor_names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A value produced by `src` (its result `src_slot`) and read by `dst` (its operand `dst_slot`)."""
+    src: int
+    src_slot: int
+    dst: int
+    dst_slot: int
+    value: Any
+
+
+@dataclass
+class SearchSpace:
+    pm: ProgramMesh
+    nodes: list[Node]
+    edges: list[Edge]
+
+
+def _axis_subsets_divide(size: int, axes, pm: ProgramMesh) -> bool:
+    return size % math.prod(pm.spec.size(a) for a in axes) == 0
+
+
+def value_layouts(shape, pm: ProgramMesh) -> list[Layout]:
+    """Every layout of a value: each mesh axis on one dim or none (mesh order within a dim),
+    every dim divisible."""
+    names = [a for a in pm.spec.names if pm.spec.size(a) > 1]
+    out = []
+    for choice in itertools.product(range(len(shape) + 1), repeat=len(names)):
+        dims = [[] for _ in shape]
+        for axis, d in zip(names, choice):
+            if d < len(shape):
+                dims[d].append(axis)
+        if all(_axis_subsets_divide(shape[d], dims[d], pm) for d in range(len(shape))):
+            out.append(Layout.make(pm.spec, dims))
+    return list(dict.fromkeys(out))
+
+
+def _reduce_kind(op_name: str) -> Optional[str]:
+    if op_name in REDUCE_KIND:
+        return REDUCE_KIND[op_name]
+    short = op_name.split(".")[-1]
+    return None if any(s in short for s in NOT_SUMMABLE) else "sum"
+
+
+def op_strategies(op, pm: ProgramMesh) -> tuple[list[Strategy], list[str]]:
+    """The op's strategies from its rule's factor table (AutoShardingError: no rule)."""
+    try:
+        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
+    except Exception as e:  # PartitionError (no rule) or a rule that refuses the call
+        raise AutoShardingError(f"no sharding rule to search over: {getattr(e, 'reason', e)}", op=op.name) from None
+    sizes = list(table.sizes)
+    kinds = list(table.kinds)
+    n = len(sizes)
+    blocked = set(table.blocked) if not (table.blocked and isinstance(table.blocked[0], bool)) else \
+        {f for f, b in enumerate(table.blocked) if b}
+    operands = [[list(d) for d in t] for t in table.operands]
+    results = [[list(d) for d in t] for t in table.results]
+    reduce_kind = _reduce_kind(op.name)
+    in_results = {f for t in results for d in t for f in d}
+    splittable = []
+    for f in range(n):
+        if kinds[f] in UNSPLITTABLE or f in blocked or sizes[f] <= 1:
+            continue
+        if kinds[f] == "reduction" and reduce_kind is None:
+            continue
+        if kinds[f] != "reduction" and f not in in_results:
+            continue  # a non-reduction factor no result holds: nothing says what splitting it means
+        major_only = all(next((g for g in d if sizes[g] > 1), f) == f for t in operands + results for d in t if f in d)
+        if major_only:
+            splittable.append(f)
+    axes = [a for a in pm.spec.names if pm.spec.size(a) > 1]
+    contraction = any(kinds[f] == "reduction" for f in range(n)) and sum(1 for t in operands if t) >= 2
+    seen, out = set(), []
+    for choice in itertools.product(range(len(splittable) + 1), repeat=len(axes)):
+        fax = [[] for _ in range(n)]
+        for axis, k in zip(axes, choice):
+            if k < len(splittable):
+                fax[splittable[k]].append(axis)
+        if any(fax[f] and not _axis_subsets_divide(sizes[f], fax[f], pm) for f in range(n)):
+            continue
+        key = tuple(map(tuple, fax))
+        if key in seen:
+            continue
+        seen.add(key)
+        partial = [a for f in range(n) if kinds[f] == "reduction" for a in fax[f]]
+
+        def layout(tensor, may_be_partial):
+            dims = [[a for f in d for a in fax[f]] for d in tensor]
+            if may_be_partial and partial:
+                return Layout.make(pm.spec, dims, sorted(partial, key=pm.spec.names.index), reduce_kind)
+            return Layout.make(pm.spec, dims)
+
+        local = math.prod(sizes[f] // math.prod(pm.spec.size(a) for a in fax[f]) for f in range(n))
+        out.append(Strategy(tuple(layout(t, False) for t in operands), tuple(layout(t, True) for t in results),
+                            key, float(local * (2 if contraction else 1))))
+    names = [chr(ord("i") + f) if f < 18 else f"f{f}" for f in range(n)]
+    return out, names
+
+
+def _arg_name(v, i: int) -> str:
+    return f"%arg{i}" + (f" ({v.name})" if v.name else "")
+
+
+def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> SearchSpace:
+    """Nodes and edges of `program`'s main function. `pinned_args[i]`: argument i keeps its
+    annotation; `ties`: result index -> argument index whose layout it must come back in; other
+    results keep a declared sharding, or are free when they have none."""
+    from ..partition.partitioner import check_function
+    pm = ProgramMesh.of(program)
+    fn = program.main
+    try:
+        check_function(fn)
+    except ValueError as e:
+        raise AutoShardingError(str(e)) from None
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    where: dict[int, tuple[int, int]] = {}    # id(value) -> (node, result slot)
+    for i, v in enumerate(fn.args):
+        if pinned_args[i]:
+            try:
+                layout = layout_of_value(v, pm)
+            except ValueError as e:
+                raise AutoShardingError(getattr(e, "reason", str(e)), value=_arg_name(v, i)) from None
+            for d, axes in enumerate(layout.dims):
+                if not _axis_subsets_divide(v.type.shape[d], axes, pm):
+                    raise AutoShardingError(f"pinned layout splits dim {d} of size {v.type.shape[d]} over {list(axes)} "
+                                            f"({math.prod(pm.spec.size(a) for a in axes)} parts), which does not "
+                                            f"divide it", value=_arg_name(v, i))
+            strategies = [Strategy((), (layout,))]
+        else:
+            strategies = [Strategy((), (l,)) for l in value_layouts(v.type.shape, pm)]
+        nodes.append(Node("arg", f"%arg{i}", strategies, value=v, index=i, pinned=pinned_args[i]))
+        where[id(v)] = (len(nodes) - 1, 0)
+    for k, op in enumerate(fn.body.ops):
+        if op.is_terminator:
+            ret = op
+            break
+        if op.name in SOURCE_OPS:   # computed whole on every device; a consumer slices it for free
+            strategies, names = [Strategy((), tuple(replicated(r.type.rank) for r in op.results))], []
+        elif op.name in IDENTITY_OPS:
+            target = layout_of_value(op.result, pm) if op.result.sharding is not None else None
+            if target is None:
+                strategies = [Strategy((l,), (l,)) for l in value_layouts(op.result.type.shape, pm)]
+            else:
+                strategies = [Strategy((target,), (target,))]
+            names = []
+        else:
+            strategies, names = op_strategies(op, pm)
+        nodes.append(Node("op", f"{op.name}@{k}", strategies, op=op, index=k, factor_names=names))
+        nid = len(nodes) - 1
+        for s, v in enumerate(op.operands):
+            src, slot = where[id(v)]
+            edges.append(Edge(src, slot, nid, s, v))
+        for s, v in enumerate(op.results):
+            where[id(v)] = (nid, s)
+    else:
+        raise AutoShardingError(f"@{fn.name} has no return")
+    declared = list(fn.result_shardings) + [None] * len(ret.operands)
+    for i, v in enumerate(ret.operands):
+        src, slot = where[id(v)]
+        if i in ties:
+            a = ties[i]
+            nodes[a].tied_results.append(i)
+            edges.append(Edge(src, slot, a, 0, v))
+            continue
+        if declared[i] is not None:
+            from ..partition.layouts import layout_of_sharding
+            try:
+                strategies = [Strategy((layout_of_sharding(declared[i], v.type.rank, pm, f"result {i}"),), ())]
+            except ValueError as e:
+                raise AutoShardingError(getattr(e, "reason", str(e)), value=f"result {i}") from None
+        else:
+            strategies = [Strategy((l,), ()) for l in value_layouts(v.type.shape, pm)]
+        nodes.append(Node("result", f"result {i}", strategies, value=v, index=i, pinned=declared[i] is not None))
+        edges.append(Edge(src, slot, len(nodes) - 1, 0, v))
+    return SearchSpace(pm, nodes, edges)
+
+
+def edge_layouts(space: SearchSpace, e: Edge) -> tuple[list[Layout], list[Layout]]:
+    """(layout the producer's strategy s gives the value, per s), (layout the consumer's strategy t
+    reads it in, per t). A tied argument reads the result in its own layout."""
+    src, dst = space.nodes[e.src], space.nodes[e.dst]
+    produced = [s.results[e.src_slot] for s in src.strategies]
+    if dst.kind == "arg":
+        needed = [s.results[0] for s in dst.strategies]
+    else:
+        needed = [s.operands[e.dst_slot] for s in dst.strategies]
+    return produced, needed
+
+
+def value_bytes(value) -> int:
+    return math.prod(value.type.shape) * itemsize(value)
