@@ -44,11 +44,32 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
         params = params_from_attrs(name, step.attrs, [x.dtype for x in inputs])
     except ParamError as e:
         raise PartitionError(e.reason, op=op.name) from None
+    if name in CLAMPED_STARTS:
+        inputs = _clamped_starts(name, inputs, params)
     out = prim.bind(*inputs, **params)
     outs = list(out) if prim.multiple_results else [out]
     if op.name == "jax.iota":
         outs = [_offset_iota(outs[0], step.result_layouts[0], params["dimension"], pm)]
     return _checked(step, outs, pm)
+
+
+# XLA (jax 0.10.2, CPU) folds dynamic_slice(dynamic_slice(x, s), i) into one dynamic_slice at s + i,
+# which is wrong where the first start was clamped (s past the end); a reshard's local slice after
+# such an op hits it. Clamping the starts ourselves makes the fold exact.
+CLAMPED_STARTS = frozenset({"dynamic_slice", "dynamic_update_slice"})
+
+
+def _clamped_starts(name: str, inputs: list, params: dict) -> list:
+    import jax.numpy as jnp
+    x = inputs[0]
+    if name == "dynamic_slice":
+        window, starts, rest = params["slice_sizes"], inputs[1:1 + x.ndim], inputs[1 + x.ndim:]
+        head = [x]
+    else:
+        window, starts, rest = inputs[1].shape, inputs[2:2 + x.ndim], inputs[2 + x.ndim:]
+        head = [x, inputs[1]]
+    clamped = [jnp.clip(s, 0, max(n - w, 0)).astype(s.dtype) for s, n, w in zip(starts, x.shape, window)]
+    return head + clamped + list(rest)
 
 
 def _checked(step: LocalOp, outs: list, pm) -> list:
