@@ -24,6 +24,8 @@ class Propagated:
     values: list = field(default_factory=list)      # graph value id -> ir Value (or None for edges)
     opaque: list = field(default_factory=list)      # ops without a factor table: (op name, reason)
     constraints: list = field(default_factory=list)  # sdy.sharding_constraint ops (their sharding is an attribute)
+    edges: list = field(default_factory=list)        # explicit sdy.data_flow_edge ops (likewise)
+    manuals: list = field(default_factory=list)      # (manual_computation op, in-edge ids, out-edge ids)
 
     def explain(self, value) -> str:
         return self.graph.explain(self.value_ids[id(value)])
@@ -93,8 +95,15 @@ class _Builder:
             text = _sharding_text(v.sharding) if v.sharding is not None else None
             vid = self.g.value(list(v.type.shape), text, name=name or (v.name or ""))
             self.out.value_ids[key] = vid
-            self.out.values.append(v)
+            self.bind(vid, v)
         return self.out.value_ids[key]
+
+    def bind(self, vid, v):
+        """out.values[vid] = v: the list is indexed by graph value id, and the graph makes values
+        of its own (a manual_computation's boundary values) that no IR value stands for."""
+        while len(self.out.values) <= vid:
+            self.out.values.append(None)
+        self.out.values[vid] = v
 
     def edge(self, sources, targets):
         self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
@@ -114,7 +123,7 @@ class _Builder:
             for i, v in enumerate(op.operands):
                 sharding = fn.result_shardings[i] if fn and i < len(fn.result_shardings) else None
                 r = self.g.func_result(self.value(v), _sharding_text(sharding) if sharding is not None else None)
-                self.out.values.append(None)
+                self.bind(r, None)
                 self.out.value_ids[("result", fn.name, i)] = r
             return
         if name in ("stablehlo.return", "sdy.return"):
@@ -127,6 +136,23 @@ class _Builder:
             # the result carries the constraint: annotate it (a constraint is a user sharding)
             self.g.annotate(self.value(op.results[0]), _sharding_text(op.attrs["sharding"]))
             self.out.constraints.append(op)
+            return
+        if name == "sdy.data_flow_edge":
+            # Shardy's explicit edge: its result stands for the edge's owner (a while/case/
+            # barrier result, a region argument), whose sharding the op carries as `sharding`.
+            owner = self.value(op.operands[0])
+            self.out.value_ids[id(op.results[0])] = owner
+            if op.attrs.get("sharding") is not None:
+                self.g.annotate(owner, _sharding_text(op.attrs["sharding"]))
+            self.out.edges.append(op)
+            return
+        if name == "sdy.named_computation":  # a call whose body is inline: edges in and out
+            body = op.regions[0].block
+            for x, a in zip(op.operands, body.args):
+                self.edge([x], [a])
+            self.block(body)
+            for y, r in zip(op.results, body.terminator.operands):
+                self.edge([r], [y])
             return
         if name == "sdy.propagation_barrier":
             direction = str(op.attrs.get("allowed_direction", "NONE")).lower()
@@ -190,14 +216,21 @@ class _Builder:
         def build_body(g, args):
             for a, arg in zip(body.args, args):  # the body's arguments are the graph's body args
                 self.out.value_ids[id(a)] = arg
-                self.out.values.append(a)
+                self.bind(arg, a)
             self.block(body)
             return [self.value(v) for v in body.terminator.operands]
 
+        first_op = len(self.g.ops)
         results = self.g.manual_computation([self.value(v) for v in op.operands], ins, outs, manual_axes, build_body,
                                             mesh=mesh)
         for y, r in zip(op.results, results):
             self.g.data_flow_edge([r], [self.value(y)])
+        # the boundary values that stand for in_shardings / out_shardings: this op's first
+        # operand edges (made before its body) and its last exit edges (made after it)
+        made = self.g.ops[first_op:]
+        ins_ids = [o["results"][0] for o in made if o["name"] == "manual_computation.operand"][:len(ins)]
+        outs_ids = [o["results"][0] for o in made if o["name"] == "manual_computation.exit"][-len(outs):] if outs else []
+        self.out.manuals.append((op, ins_ids, outs_ids))
 
     def finish(self):
         for members in self.groups.values():
@@ -227,6 +260,7 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
             op.results[0].sharding = None
+    _write_back_edges(out, program)
     for fn in program.functions.values():
         for i in range(len(fn.result_types)):
             rid = out.value_ids.get(("result", fn.name, i))
@@ -236,3 +270,50 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
                     fn.result_shardings.append(None)
                 fn.result_shardings[i] = parse_sharding(out.graph.sharding_full(rid), program.meshes)
     return out
+
+
+def _edge_users(program) -> set:
+    """id() of every value an explicit sdy.data_flow_edge reads."""
+    users = set()
+
+    def walk(block):
+        for op in block.ops:
+            if op.name == "sdy.data_flow_edge":
+                users.add(id(op.operands[0]))
+            for region in op.regions:
+                for b in region.blocks:
+                    walk(b)
+
+    for fn in program.functions.values():
+        walk(fn.body)
+    return users
+
+
+def _write_back_edges(out, program) -> None:
+    """Like Shardy: an explicit data-flow edge carries its owner's sharding (the owner none); a
+    manual_computation's shardings are its in/out_shardings (its results carry none), which
+    grow only where no explicit edge stands for them (then the edge carries the growth)."""
+    from ..sharding import parse_sharding
+
+    g = out.graph
+    for op in out.edges:
+        owner = op.operands[0]
+        sharding = owner.sharding
+        if sharding is None and (vid := out.value_ids.get(id(owner))) is not None and g.mesh_of(vid) is not None \
+                and any(g.dim_axes(vid)):
+            sharding = parse_sharding(g.sharding_full(vid), program.meshes)
+        if sharding is not None:
+            op.attrs["sharding"] = sharding
+        if not owner.is_block_arg:
+            owner.sharding = None
+    explicit = _edge_users(program)
+    for op, ins_ids, outs_ids in out.manuals:
+        body = op.regions[0].block
+        for i, vid in enumerate(ins_ids):
+            if id(body.args[i]) not in explicit and g.mesh_of(vid) is not None:
+                op.attrs["in_shardings"][i] = parse_sharding(g.sharding_full(vid), program.meshes)
+        for i, vid in enumerate(outs_ids):
+            if id(op.results[i]) not in explicit and g.mesh_of(vid) is not None:
+                op.attrs["out_shardings"][i] = parse_sharding(g.sharding_full(vid), program.meshes)
+        for r in op.results:
+            r.sharding = None
