@@ -24,9 +24,10 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "test")]
+sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "test"), os.path.join(ROOT, "test", "propagation")]
 
-import spmdkit  # noqa: E402
+import shardy_oracle  # noqa: E402
+from live_shardy_values import ours, pipeline, values_of  # noqa: E402
 from spmdkit import ir  # noqa: E402
 
 # RUN-line pass -> our options (None: a pass that is not a propagation strategy).
@@ -59,32 +60,12 @@ def mode_of(passes) -> dict:
     return options
 
 
-def _context():
-    import shardy_oracle
-    return shardy_oracle._context()
-
-
-def _pipeline(passes) -> str:
-    """A pass pipeline for MLIR: module passes at the top, function passes nested."""
-    from jaxlib.mlir import passmanager
-    parts = []
-    with _context():
-        for name, opts in passes:
-            text = f"{name}{{{opts}}}" if opts else name
-            try:
-                passmanager.PassManager.parse(f"builtin.module({text})")
-                parts.append(text)
-            except Exception:
-                parts.append(f"func.func({text})")
-    return "builtin.module(" + ",".join(parts) + ")"
-
-
-def live(chunk: str, pipeline: str):
-    """The chunk as the live Shardy propagates it: {function name: its module text}, or an error."""
+def live(chunk: str, passes: str):
+    """The chunk as the live Shardy propagates it: {function name: its module text}."""
     from jaxlib.mlir import ir as mir, passmanager
-    with _context():
+    with shardy_oracle._context():
         module = mir.Module.parse(chunk)
-        passmanager.PassManager.parse(pipeline).run(module.operation)
+        passmanager.PassManager.parse(passes).run(module.operation)
         return split_functions(module)
 
 
@@ -102,55 +83,14 @@ def split_functions(module) -> dict[str, str]:
 
 def parse_functions(chunk: str) -> dict[str, str]:
     from jaxlib.mlir import ir as mir
-    with _context():
+    with shardy_oracle._context():
         return split_functions(mir.Module.parse(chunk))
-
-
-def _norm(sharding) -> str:
-    """A sharding's axes per dim: '?' priorities and mesh dropped; '' if fully replicated or none."""
-    if sharding is None:
-        return ""
-    text = str(sharding)
-    text = text[text.index("["):text.rindex("]") + 1] if "[" in text else "[]"
-    text = re.sub(r"\}p\d+", "}", text)
-    text = re.sub(r",? ?\?", "", text)
-    return "" if re.sub(r"[\[\]{}, ]", "", text) == "" else text
-
-
-def values_of(fn) -> list[tuple[str, str]]:
-    """(label, normalized sharding) of every value of a function, in walk order."""
-    out = [(f"arg{i}", _norm(a.sharding)) for i, a in enumerate(fn.args)]
-
-    def walk(block, where):
-        for k, op in enumerate(block.ops):
-            label = f"{where}{op.name}#{k}"
-            if op.name in ("sdy.data_flow_edge", "sdy.sharding_constraint"):
-                out.append((label, _norm(op.attrs.get("sharding"))))
-            else:
-                out.extend((f"{label}.{i}", _norm(r.sharding)) for i, r in enumerate(op.results))
-            if op.name == "sdy.manual_computation":
-                out.extend((f"{label}.in{i}", _norm(s)) for i, s in enumerate(op.attrs.get("in_shardings", [])))
-                out.extend((f"{label}.out{i}", _norm(s)) for i, s in enumerate(op.attrs.get("out_shardings", [])))
-            for r, region in enumerate(op.regions):
-                for block2 in region.blocks:
-                    walk(block2, f"{label}/r{r}/")
-
-    walk(fn.body, "")
-    out += [(f"result{i}", _norm(s)) for i, s in enumerate(fn.result_shardings)]
-    return out
 
 
 def _reason(e: BaseException) -> str:
     text = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     text = re.sub(r"line \d+, column \d+", "line N", text)
     return re.sub(r"%\w+|@\w+|\d+", "#", text)[:150]
-
-
-def ours(text: str, options: dict):
-    program = ir.parse(text, strict_ops=False)
-    spmdkit.propagate(program, **options)
-    ir.print_program(program)  # must pass MLIR's verifier
-    return program
 
 
 def as_main(functions: dict[str, str], name: str) -> str:
@@ -173,7 +113,7 @@ def as_main(functions: dict[str, str], name: str) -> str:
 
 def compare_chunk(chunk: str, passes, stats: Counter, reasons: Counter, examples: list, verbose: bool):
     options = mode_of(passes)
-    pipeline = _pipeline(passes)
+    passes_text = pipeline(passes)
     try:
         functions = parse_functions(chunk)
     except Exception:  # noqa: BLE001 -- the file expects a parse/verifier diagnostic here
@@ -182,13 +122,13 @@ def compare_chunk(chunk: str, passes, stats: Counter, reasons: Counter, examples
     for name in functions:
         text = as_main(functions, name)
         try:
-            theirs = live(text, pipeline)["main"]
+            theirs = live(text, passes_text)["main"]
         except Exception:  # noqa: BLE001 -- the file expects a diagnostic here: nothing to compare
             stats["live rejects"] += 1
             continue
         stats["functions"] += 1
         try:
-            program = ours(text, options)
+            program = ours(text, **options)
         except Exception as e:  # noqa: BLE001
             stats["raises"] += 1
             reasons[_reason(e)] += 1
@@ -218,13 +158,6 @@ def compare_chunk(chunk: str, passes, stats: Counter, reasons: Counter, examples
                 print(f"  {name}: {differ[:4]}")
         else:
             stats["agree"] += 1
-
-
-def parse_functions_safe(chunk):
-    try:
-        return parse_functions(chunk)
-    except Exception:  # noqa: BLE001
-        return {}
 
 
 def main() -> None:

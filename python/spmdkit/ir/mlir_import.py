@@ -214,6 +214,9 @@ class _Importer:
         result_types = [self.tensor_type(r.type, operation, f"result {i}") for i, r in enumerate(operation.results)]
         op = Op.create(name, operands, result_types, location=self.location(operation))
         for key, attr in operation.attributes.items():
+            if key == "sdy.sharding" and not len(operation.results):
+                op.attrs[key] = MLIRAttr(str(attr))  # Shardy allows one on a result-less op: kept as it is
+                continue
             if key == "sdy.sharding":
                 value, _ = self.convert(attr, operation, key)
                 if not isinstance(value, list) or len(value) != len(op.results):

@@ -239,6 +239,8 @@ class _Builder:
 
 
 def build_graph(program, factor_table_of=None) -> Propagated:
+    from ..ir.lift_meshes import lift_inlined_meshes
+    lift_inlined_meshes(program)  # as Shardy's import does: inline meshes become named ones
     b = _Builder(program, factor_table_of)
     for fn in program.functions.values():
         b.function(fn)
@@ -255,7 +257,7 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
         # write what propagation set: annotated values, and values that gained axes
         if v is None or out.graph.mesh_of(vid) is None or (v.sharding is None and not any(out.graph.dim_axes(vid))):
             continue
-        v.sharding = parse_sharding(out.graph.sharding_full(vid), program.meshes)
+        v.sharding = _keep_unreduced(parse_sharding(out.graph.sharding_full(vid), program.meshes), v.sharding)
     for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
@@ -270,6 +272,16 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
                     fn.result_shardings.append(None)
                 fn.result_shardings[i] = parse_sharding(out.graph.sharding_full(rid), program.meshes)
     return out
+
+
+def _keep_unreduced(new, old):
+    """The engine holds unreduced axes as reserved (replicated) ones: give them back their field."""
+    if old is None or not old.unreduced:
+        return new
+    from ..sharding import TensorSharding
+    unreduced = set(old.unreduced)
+    return TensorSharding(new.mesh, new.dims, [a for a in new.replicated if a not in unreduced], old.unreduced,
+                          old.reduce_types)
 
 
 def _edge_users(program) -> set:
