@@ -552,3 +552,44 @@ def test_blocked_propagation_factor():
     y2 = g2.op("custom_call", "([i, j, k])->([i, j, k]) {i=8, j=8, k=8} blocked_propagation={i, k}", [x2], [[8, 8, 8]])
     run(g2)
     assert g2.sharding(y2) == '[{?}, {"b", ?}, {?}]'
+
+
+# ---- sharding text Shardy accepts that our reader refused (checked against the live Shardy) ----
+
+def test_unreduced_axes_without_replicated_stay_off_every_dim():
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    text = """
+sdy.mesh @m = <["a"=2, "b"=2, "c"=2]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"a", ?}, {?}], unreduced={"b"}>},
+                %y: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{?}, {?}], replicated={"c"}, unreduced={"b"}>})
+    -> tensor<8x8xf32> {
+  %0 = stablehlo.add %x, %y {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}, {?}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+    compared, differ = live.differences(text, live.BASIC, **live.BASIC_OPTIONS)
+    assert compared >= 4 and differ == [], differ
+    fn = live.ours(text, **live.BASIC_OPTIONS).functions["main"]
+    assert str(fn.args[1].sharding) == '#sdy.sharding<@m, [{"a", ?}, {?}], replicated={"c"}, unreduced={"b"}>'
+
+
+def test_an_inline_mesh_is_lifted_to_the_named_mesh_it_equals():
+    # Shardy's import lifts inline meshes (its propagation passes alone do not take them)
+    ir = __import__("pytest").importorskip("spmdkit.ir")
+    import spmdkit
+    text = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["a"=2, "b"=2]>, [{"a"}, {"b"}]>},
+                %y: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<mesh<["c"=4]>, [{"c"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %x : tensor<8x8xf32>
+  %1 = stablehlo.negate %y : tensor<8x4xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+    program = spmdkit.propagate(ir.parse(text), aggressive=False, op_priority=False, user_priority=False)
+    printed = ir.print_program(program)  # MLIR's verifier takes it
+    fn = program.main
+    assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@mesh, [{"a", ?}, {"b", ?}]>'
+    assert str(fn.body.ops[1].results[0].sharding) == '#sdy.sharding<@mesh_0, [{"c", ?}, {?}]>'
+    assert 'sdy.mesh @mesh_0 = <["c"=4]>' in printed
