@@ -130,7 +130,9 @@ void Propagator::unify_groups() {
           ud.origin = sd.origin;
         }
         ud.closed = ud.closed || sd.closed;
-        if (sd.user) ud.priority = ud.user ? std::min(effective_priority(ud), effective_priority(sd)) : sd.priority;
+        // the smaller priority wins; two unmarked dims stay unmarked (not an explicit p0)
+        if (sd.user && ud.user && ud.priority == kNoPriority && sd.priority == kNoPriority) ud.priority = kNoPriority;
+        else if (sd.user) ud.priority = ud.user ? std::min(effective_priority(ud), effective_priority(sd)) : sd.priority;
         ud.user = ud.user || sd.user;
       }
       for (const AxisRef& a : s.replicated)

@@ -251,8 +251,14 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
     from ..sharding import parse_sharding
 
-    out = build_graph(program, factor_table_of)
-    out.graph.propagate(**options)
+    while True:
+        out = build_graph(program, factor_table_of)
+        try:
+            out.graph.propagate(**options)
+            break
+        except ValueError as e:  # conflicting group members: Shardy warns and opens the group
+            if not _open_conflicting_groups(out, program, str(e)):
+                raise
     for vid, v in enumerate(out.values):
         # write what propagation set: annotated values, and values that gained axes
         if v is None or out.graph.mesh_of(vid) is None or (v.sharding is None and not any(out.graph.dim_axes(vid))):
@@ -272,6 +278,18 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
                     fn.result_shardings.append(None)
                 fn.result_shardings[i] = parse_sharding(out.graph.sharding_full(rid), program.meshes)
     return out
+
+
+def _open_conflicting_groups(out, program, message: str) -> bool:
+    import re
+
+    from ..ir.group_conflicts import group_ids_of, open_conflicting_group
+    m = re.match(r"sharding group \d+: value (\d+) dim \d+ is (.*), which conflicts", message)
+    value = out.values[int(m.group(1))] if m and int(m.group(1)) < len(out.values) else None
+    ids = group_ids_of(program, value) if value is not None else []
+    for gid in ids:
+        open_conflicting_group(program, gid, f"a member is {m.group(2)}")
+    return bool(ids)
 
 
 def _keep_unreduced(new, old):
