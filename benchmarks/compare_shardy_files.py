@@ -60,12 +60,18 @@ def mode_of(passes) -> dict:
     return options
 
 
-def live(chunk: str, passes: str):
-    """The chunk as the live Shardy propagates it: {function name: its module text}."""
+def live_module(chunk: str, passes: str):
     from jaxlib.mlir import ir as mir, passmanager
     with shardy_oracle._context():
         module = mir.Module.parse(chunk)
         passmanager.PassManager.parse(passes).run(module.operation)
+        return module
+
+
+def live(chunk: str, passes: str):
+    """The chunk as the live Shardy propagates it: {function name: its module text}."""
+    module = live_module(chunk, passes)
+    with shardy_oracle._context():
         return split_functions(module)
 
 
@@ -113,6 +119,16 @@ def as_main(functions: dict[str, str], name: str) -> str:
 
 def compare_chunk(chunk: str, passes, stats: Counter, reasons: Counter, examples: list, verbose: bool):
     options = mode_of(passes)
+    if any(name == "sdy-propagation-pipeline" for name, _ in passes):
+        # its propagation part: both engines start from what Shardy's import pipeline makes of
+        # the chunk (inline meshes lifted, constants split, data-flow edges added, groups
+        # imported); the export (reshards, sunk edges) is not propagation
+        try:
+            chunk = str(live_module(chunk, pipeline([("sdy-import-pipeline", "")])))
+        except Exception:  # noqa: BLE001 -- the file expects a diagnostic here
+            stats["live rejects"] += 1
+            return
+        passes = [("sdy-user-priority-propagate", "")]
     passes_text = pipeline(passes)
     try:
         functions = parse_functions(chunk)

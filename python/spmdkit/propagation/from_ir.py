@@ -24,7 +24,7 @@ class Propagated:
     values: list = field(default_factory=list)      # graph value id -> ir Value (or None for edges)
     opaque: list = field(default_factory=list)      # ops without a factor table: (op name, reason)
     constraints: list = field(default_factory=list)  # sdy.sharding_constraint ops (their sharding is an attribute)
-    edges: list = field(default_factory=list)        # explicit sdy.data_flow_edge ops (likewise)
+    edges: list = field(default_factory=list)        # (explicit sdy.data_flow_edge op, its owner's sharding before)
     manuals: list = field(default_factory=list)      # (manual_computation op, in-edge ids, out-edge ids)
 
     def explain(self, value) -> str:
@@ -144,7 +144,7 @@ class _Builder:
             self.out.value_ids[id(op.results[0])] = owner
             if op.attrs.get("sharding") is not None:
                 self.g.annotate(owner, _sharding_text(op.attrs["sharding"]))
-            self.out.edges.append(op)
+            self.out.edges.append((op, op.operands[0].sharding))  # the owner keeps what it had
             return
         if name == "sdy.named_computation":  # a call whose body is inline: edges in and out
             body = op.regions[0].block
@@ -320,13 +320,14 @@ def _edge_users(program) -> set:
 
 
 def _write_back_edges(out, program) -> None:
-    """Like Shardy: an explicit data-flow edge carries its owner's sharding (the owner none); a
+    """Like Shardy: an explicit data-flow edge carries its owner's sharding (the owner keeps the
+    one it started with, if any); a
     manual_computation's shardings are its in/out_shardings (its results carry none), which
     grow only where no explicit edge stands for them (then the edge carries the growth)."""
     from ..sharding import parse_sharding
 
     g = out.graph
-    for op in out.edges:
+    for op, owner_had in out.edges:
         owner = op.operands[0]
         sharding = owner.sharding
         if sharding is None and (vid := out.value_ids.get(id(owner))) is not None and g.mesh_of(vid) is not None \
@@ -335,7 +336,7 @@ def _write_back_edges(out, program) -> None:
         if sharding is not None:
             op.attrs["sharding"] = sharding
         if not owner.is_block_arg:
-            owner.sharding = None
+            owner.sharding = owner_had
     explicit = _edge_users(program)
     for op, ins_ids, outs_ids in out.manuals:
         body = op.regions[0].block
