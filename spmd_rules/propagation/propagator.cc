@@ -42,11 +42,13 @@ bool Propagator::any_axes(const Op& op) const {
 
 FactorDirs op_priority_dirs(const Op& op, int step) {
   // 0: pass-through ops, both ways; 1: also every op's pass-through factors (a broadcast's only
-  // backward: it would spread a sharding over the dims it creates); 2: everything.
-  const Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
+  // backward: it would spread a sharding over the dims it creates); 2: every op, a broadcast
+  // still only backward (Shardy's "anything but broadcast forward"); 3: everything.
+  Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
+  if (step == 2 && op.broadcast_like && !op.pass_through) whole_op = kBackward;
   Direction pass_through = whole_op;
   if (step >= 1 && !op.pass_through) pass_through = op.broadcast_like ? kBackward : kBoth;
-  if (step >= 2) pass_through = kBoth;
+  if (step >= 3) pass_through = kBoth;
   return factor_dirs(static_cast<Direction>(pass_through & op.allowed), static_cast<Direction>(whole_op & op.allowed));
 }
 
