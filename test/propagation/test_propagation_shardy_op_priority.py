@@ -130,3 +130,27 @@ def test_broadcast_forward_higher_priority_than_backwards():
     g.func_result(b2, '[{}, {"a"}, {}]')
     g.propagate(**OP_PRIORITY)
     expect(g, {b1: '[{?}, {"a", ?}]', b2: '[{?}, {"a", ?}, {?}]'})
+
+
+def test_dot_lhs_from_broadcast_and_large_rhs_in_mlir():
+    # propagation_pipeline.mlir's dot_lhs_from_broadcast_and_large_rhs, our program: every op
+    # but a broadcast propagates (step 2) before the broadcast may go forward (step 3), so the
+    # large operand's split of the contracted dim reaches the broadcast first, and the small
+    # operand's split of the batch dim then has nowhere to go; checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    text = """
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%v: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", ?}]>},
+                %w: tensor<512x256xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", ?}, {?}]>}) -> tensor<8x256xf32> {
+  %0 = stablehlo.broadcast_in_dim %v, dims = [0] : (tensor<8xf32>) -> tensor<8x512xf32>
+  %1 = stablehlo.dot %0, %w : (tensor<8x512xf32>, tensor<512x256xf32>) -> tensor<8x256xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x256xf32>
+  return %2 : tensor<8x256xf32>
+}
+"""
+    compared, differ = live.differences(text, live.USER_PRIORITY)
+    assert compared >= 5 and differ == [], differ
+    fn = live.ours(text).functions["main"]
+    assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"x", ?}]>'
+    assert fn.body.ops[1].results[0].sharding is None
