@@ -154,3 +154,26 @@ func.func @main(%v: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", ?}]>}
     fn = live.ours(text).functions["main"]
     assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"x", ?}]>'
     assert fn.body.ops[1].results[0].sharding is None
+
+
+def test_move_to_host_moves_with_the_elementwise_ops():
+    # Shardy treats MoveToHost/MoveToDevice custom calls as pass-through ops (op-priority step
+    # 0), so the result's sharding reaches the dot through them before the dot's own operands
+    # do; our program, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    for target in ("MoveToHost", "MoveToDevice"):
+        text = f"""
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{"y", ?}}, {{?}}]>}}, %b: tensor<8x16xf32>)
+    -> (tensor<16x16xf32> {{sdy.sharding = #sdy.sharding<@m, [{{?}}, {{"y", ?}}]>}}) {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>
+  %1 = stablehlo.custom_call @{target}(%0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %2 = stablehlo.sqrt %1 : tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}}
+"""
+        compared, differ = live.differences(text, live.USER_PRIORITY)
+        assert compared >= 6 and differ == [], (target, differ)
+        fn = live.ours(text).functions["main"]
+        assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"y", ?}]>'

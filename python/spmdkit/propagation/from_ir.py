@@ -36,6 +36,10 @@ LAYOUT_PASS_THROUGH = frozenset({"stablehlo.reshape", "stablehlo.transpose", "ja
                                  "jax.squeeze", "jax.expand_dims"})
 
 
+# custom calls that move a value between host and device memory: pass-through ops for Shardy
+MEMORY_MOVES = frozenset({"MoveToHost", "MoveToDevice"})
+
+
 def _sharding_text(sharding) -> str:
     text = str(sharding)
     return text[len("#sdy.sharding"):] if text.startswith("#sdy.sharding") else text
@@ -153,6 +157,12 @@ class _Builder:
             self.block(body)
             for y, r in zip(op.results, body.terminator.operands):
                 self.edge([r], [y])
+            return
+        if name == "stablehlo.custom_call" and op.attrs.get("call_target_name") in MEMORY_MOVES \
+                and "sdy.sharding_rule" not in op.attrs and len(op.operands) == len(op.results) == 1:
+            # Shardy moves these with the elementwise ops: the value itself, elsewhere in memory
+            self.g._identity(str(op.attrs["call_target_name"]), [self.value(op.operands[0])],
+                             [self.value(op.results[0])])
             return
         if name == "sdy.propagation_barrier":
             direction = str(op.attrs.get("allowed_direction", "NONE")).lower()
