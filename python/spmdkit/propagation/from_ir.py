@@ -115,7 +115,17 @@ class _Builder:
     def function(self, fn):
         for i, a in enumerate(fn.args):
             self.value(a, f"{fn.name}.arg{i}")
-        self.block(fn.body, fn)
+        for op in fn.body.ops:  # an explicit edge's result is its owner (before the return reads it)
+            if op.name == "sdy.data_flow_edge":
+                self.out.value_ids[id(op.results[0])] = self.value(op.operands[0])
+        ret = fn.body.terminator
+        if ret is not None and ret.name in ("func.return", "return"):
+            # Shardy applies the function's result shardings before it walks the ops: their
+            # edges come first, so a result's sharding reaches the returned value first
+            self.op(ret, fn)
+        for op in fn.body.ops:
+            if op is not ret:
+                self.op(op, fn)
 
     def block(self, block, fn=None):
         for op in block.ops:
