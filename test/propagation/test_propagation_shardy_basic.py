@@ -593,3 +593,28 @@ func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["a"=2, "
     assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@mesh, [{"a", ?}, {"b", ?}]>'
     assert str(fn.body.ops[1].results[0].sharding) == '#sdy.sharding<@mesh_0, [{"c", ?}, {?}]>'
     assert 'sdy.mesh @mesh_0 = <["c"=4]>' in printed
+
+
+def test_function_result_shardings_are_applied_before_the_ops_in_mlir():
+    # Shardy applies a function's result shardings before it walks the ops, so the returned
+    # value takes the result's sharding before its operand's reaches it (sub_axes_cannot_coexist,
+    # and the same with whole axes); our programs, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    for mesh, arg, result, expected in [
+            ('["a"=6]', '[{"a":(1)2}, {}]', '[{}, {"a":(3)2}]', '[{?}, {"a":(3)2, ?}]'),
+            ('["x"=2, "y"=2]', '[{"x", ?}, {?}]', '[{?}, {"x", ?}]', '[{?}, {"x", ?}]')]:
+        text = f"""
+sdy.mesh @m = <{mesh}>
+func.func @main(%p: tensor<6x6xf32> {{sdy.sharding = #sdy.sharding<@m, {arg}>}})
+    -> (tensor<6x6xf32> {{sdy.sharding = #sdy.sharding<@m, {result}>}}) {{
+  %0 = stablehlo.negate %p : tensor<6x6xf32>
+  %1 = stablehlo.sine %0 : tensor<6x6xf32>
+  return %1 : tensor<6x6xf32>
+}}
+"""
+        for passes, options in [(live.BASIC, live.BASIC_OPTIONS), (live.USER_PRIORITY, {})]:
+            compared, differ = live.differences(text, passes, **options)
+            assert compared >= 4 and differ == [], differ
+            fn = live.ours(text, **options).functions["main"]
+            assert str(fn.body.ops[1].results[0].sharding) == f"#sdy.sharding<@m, {expected}>"
