@@ -271,13 +271,15 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
     from ..sharding import parse_sharding
 
+    opened = 0
     while True:
         out = build_graph(program, factor_table_of)
         try:
             out.graph.propagate(**options)
             break
         except ValueError as e:  # conflicting group members: Shardy warns and opens the group
-            if not _open_conflicting_groups(out, program, str(e)):
+            opened += 1  # each round opens a group for good: there are no more rounds than groups
+            if opened > 1000 or not _open_conflicting_groups(out, program, str(e)):
                 raise
     for vid, v in enumerate(out.values):
         # write what propagation set: annotated values, and values that gained axes
