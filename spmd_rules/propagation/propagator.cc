@@ -46,6 +46,7 @@ FactorDirs op_priority_dirs(const Op& op, int step) {
   // still only backward (Shardy's "anything but broadcast forward"); 3: everything.
   Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
   if (step == 2 && op.broadcast_like && !op.pass_through) whole_op = kBackward;
+  if (op.forward_early && step < 2) whole_op = kForward;  // Shardy moves dynamic slices forward from step 0
   Direction pass_through = whole_op;
   if (step >= 1 && !op.pass_through) pass_through = op.broadcast_like ? kBackward : kBoth;
   if (step >= 3) pass_through = kBoth;
@@ -60,6 +61,8 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
     op.broadcast_like = creates_dims(g_.tables[op.table]);
+    // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
+    op.forward_early = !op.pass_through && (op.name == "stablehlo.dynamic_slice" || op.name == "jax.dynamic_slice");
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
   }
   for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];

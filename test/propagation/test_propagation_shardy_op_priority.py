@@ -177,3 +177,28 @@ func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{"y", 
         assert compared >= 6 and differ == [], (target, differ)
         fn = live.ours(text).functions["main"]
         assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"y", ?}]>'
+
+
+def test_dynamic_slice_moves_forward_from_the_first_step():
+    # Shardy's op priorities move a dynamic_slice forward already with the elementwise ops
+    # (step 0), so the operand's split reaches the slice before a later op's result sharding
+    # comes back to it; a dynamic_update_slice moves with the other ops (the result's sharding
+    # wins there). Our programs, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    slice_ = """%0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [16, 8] : (tensor<16x8xf32>, tensor<i32>, tensor<i32>) -> tensor<16x8xf32>"""
+    update = """%0 = stablehlo.dynamic_update_slice %a, %a, %i, %i : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<i32>, tensor<i32>) -> tensor<16x8xf32>"""
+    for op, expected in ((slice_, '[{?}, {"y", ?}]'), (update, '[{"y", ?}, {?}]')):
+        text = f"""
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{?}}, {{"y", ?}}]>}}, %i: tensor<i32>)
+    -> (tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{"y", ?}}, {{?}}]>}}) {{
+  {op}
+  %1 = stablehlo.negate %0 : tensor<16x8xf32>
+  return %1 : tensor<16x8xf32>
+}}
+"""
+        compared, differ = live.differences(text, live.USER_PRIORITY)
+        assert compared >= 4 and differ == [], differ
+        fn = live.ours(text).functions["main"]
+        assert str(fn.body.ops[0].results[0].sharding) == f"#sdy.sharding<@m, {expected}>"
