@@ -343,9 +343,9 @@ def _edge_users(program) -> set:
 
 def _write_back_edges(out, program) -> None:
     """Like Shardy: an explicit data-flow edge carries its owner's sharding (the owner keeps the
-    one it started with, if any); a
-    manual_computation's shardings are its in/out_shardings (its results carry none), which
-    grow only where no explicit edge stands for them (then the edge carries the growth)."""
+    one it started with, if any); a manual_computation's shardings are its in/out_shardings (its
+    results carry none), which grow only where no explicit edge stands for them (then the edge
+    carries the growth)."""
     from ..sharding import parse_sharding
 
     g = out.graph
