@@ -29,7 +29,7 @@ struct Provenance {
   int op = -1;              // the op whose rule last changed the value (-1: none)
   Level level = Level::kUnset;
   int user_priority = -1;   // the user-priority round (p0, p1, ...) it happened in
-  int op_priority_step = -1;  // the op-priority step (0 = pass-through ops, 1 = + pass-through factors, 2 = any)
+  int op_priority_step = -1;  // the op-priority step (0 = pass-through ops, 1 = + pass-through factors, 2 = all but a broadcast forward, 3 = any)
   int group = -1;           // set when a sharding group copied the sharding in
 };
 
