@@ -20,6 +20,7 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -177,6 +178,8 @@ def compare_chunk(chunk: str, passes, stats: Counter, reasons: Counter, examples
 
 
 def main() -> None:
+    from spmdkit.ir.group_conflicts import ShardingGroupConflictWarning
+    warnings.simplefilter("ignore", ShardingGroupConflictWarning)  # expected: Shardy warns there too
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder")
     ap.add_argument("-v", "--verbose", action="store_true")
