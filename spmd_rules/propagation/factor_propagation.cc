@@ -201,9 +201,20 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
     truncate_divisible(cands[f].axes, table.sizes[f], p.must_divide[f]);
     if (!cands[f].axes.empty()) order.push_back(f);
   }
+  // An elementwise op (every tensor has the same dims and factors): Shardy takes the most
+  // sharded candidate first (the tensors are all the same size, so size cannot choose).
+  bool elementwise = !table.operands.empty();
+  for (const auto& t : table.results) elementwise = elementwise && t == table.operands.front();
+  for (const auto& t : table.operands) elementwise = elementwise && t == table.operands.front();
+  auto sharded = [&](int f) {
+    int64_t n = 1;
+    for (const AxisRef& a : cands[f].axes) n *= a.size;
+    return n;
+  };
   auto key = [&](int f) {
     const int src_value = op.tensor_value(cands[f].src);
-    return std::make_tuple(table.kinds[f] != Kind::kPassThrough, -g.num_elements(src_value), cands[f].src, f);
+    return std::make_tuple(table.kinds[f] != Kind::kPassThrough, -g.num_elements(src_value),
+                           elementwise ? -sharded(f) : int64_t{0}, cands[f].src, f);
   };
   std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
   for (int f : order) {

@@ -29,7 +29,7 @@ struct Provenance {
   int op = -1;              // the op whose rule last changed the value (-1: none)
   Level level = Level::kUnset;
   int user_priority = -1;   // the user-priority round (p0, p1, ...) it happened in
-  int op_priority_step = -1;  // the op-priority step (0 = pass-through ops, 1 = + pass-through factors, 2 = any)
+  int op_priority_step = -1;  // the op-priority step (0 = pass-through ops, 1 = + pass-through factors, 2 = all but a broadcast forward, 3 = any)
   int group = -1;           // set when a sharding group copied the sharding in
 };
 
@@ -39,6 +39,7 @@ struct Op {
   std::vector<int> operands, results;
   bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
   bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
+  bool forward_early = false;     // a dynamic_slice: forward from op-priority step 0 (set by the propagator)
   Direction allowed = kBoth;      // a propagation barrier narrows this
   // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
   // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands

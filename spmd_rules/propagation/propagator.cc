@@ -42,11 +42,14 @@ bool Propagator::any_axes(const Op& op) const {
 
 FactorDirs op_priority_dirs(const Op& op, int step) {
   // 0: pass-through ops, both ways; 1: also every op's pass-through factors (a broadcast's only
-  // backward: it would spread a sharding over the dims it creates); 2: everything.
-  const Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
+  // backward: it would spread a sharding over the dims it creates); 2: every op, a broadcast
+  // still only backward (Shardy's "anything but broadcast forward"); 3: everything.
+  Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
+  if (step == 2 && op.broadcast_like && !op.pass_through) whole_op = kBackward;
+  if (op.forward_early && step < 2) whole_op = kForward;  // Shardy moves dynamic slices forward from step 0
   Direction pass_through = whole_op;
   if (step >= 1 && !op.pass_through) pass_through = op.broadcast_like ? kBackward : kBoth;
-  if (step >= 2) pass_through = kBoth;
+  if (step >= 3) pass_through = kBoth;
   return factor_dirs(static_cast<Direction>(pass_through & op.allowed), static_cast<Direction>(whole_op & op.allowed));
 }
 
@@ -58,6 +61,8 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
     op.broadcast_like = creates_dims(g_.tables[op.table]);
+    // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
+    op.forward_early = !op.pass_through && (op.name == "stablehlo.dynamic_slice" || op.name == "jax.dynamic_slice");
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
   }
   for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];
@@ -130,7 +135,9 @@ void Propagator::unify_groups() {
           ud.origin = sd.origin;
         }
         ud.closed = ud.closed || sd.closed;
-        if (sd.user) ud.priority = ud.user ? std::min(effective_priority(ud), effective_priority(sd)) : sd.priority;
+        // the smaller priority wins; two unmarked dims stay unmarked (not an explicit p0)
+        if (sd.user && ud.user && ud.priority == kNoPriority && sd.priority == kNoPriority) ud.priority = kNoPriority;
+        else if (sd.user) ud.priority = ud.user ? std::min(effective_priority(ud), effective_priority(sd)) : sd.priority;
         ud.user = ud.user || sd.user;
       }
       for (const AxisRef& a : s.replicated)

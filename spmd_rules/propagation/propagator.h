@@ -24,8 +24,9 @@ struct Stats {
 };
 
 // Shardy's op-priority schedule: the direction each kind of factor of `op` propagates in, in
-// step 0 (pass-through ops), 1 (and every op's pass-through factors) or kLastStep (every op).
-inline constexpr int kLastStep = 2;
+// step 0 (pass-through ops), 1 (and every op's pass-through factors), 2 (every op, a broadcast
+// only backward) or kLastStep (every op).
+inline constexpr int kLastStep = 3;
 FactorDirs op_priority_dirs(const Op& op, int step);
 
 class Propagator {

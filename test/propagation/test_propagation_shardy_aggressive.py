@@ -160,3 +160,27 @@ def test_allow_sideways_propagation_if_no_conflicting_with_one_of_multiple_resul
     g.op("custom_call", "i,i->i,i", [x, y], [r0, r1])
     g.propagate(**AGGRESSIVE)
     expect(g, {y: '[{"a", ?}]', r0: "[{}]", r1: '[{"a", ?}]'})
+
+
+def test_prefer_most_sharded_factor_elementwise_op():
+    # Shardy's prefer_most_sharded_factor_elementwise_op(_op2), our programs: on an elementwise op
+    # every tensor is the same size, so the factor whose candidate axes shard most goes first
+    # (whichever operand it comes from); checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    passes = live.pipeline([("sdy-aggressive-propagate", "propagation-strategy=aggressive")])
+    options = dict(aggressive=True, op_priority=False, user_priority=False)
+    for lhs, rhs, expected in [('[{}, {"x"}]', '[{"y", "x"}, {}]', '[{"y", "x", ?}, {?}]'),
+                               ('[{"x"}, {}]', '[{}, {"x", "z"}]', '[{?}, {"x", "z", ?}]')]:
+        text = f"""
+sdy.mesh @m = <["x"=2, "y"=2, "z"=2]>
+func.func @main(%p: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@m, {lhs}>}},
+                %q: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@m, {rhs}>}}) -> tensor<8x8xf32> {{
+  %0 = stablehlo.multiply %p, %q : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}}
+"""
+        compared, differ = live.differences(text, passes, **options)
+        assert compared >= 4 and differ == [], differ
+        fn = live.ours(text, **options).functions["main"]
+        assert str(fn.body.ops[0].results[0].sharding) == f"#sdy.sharding<@m, {expected}>"

@@ -552,3 +552,69 @@ def test_blocked_propagation_factor():
     y2 = g2.op("custom_call", "([i, j, k])->([i, j, k]) {i=8, j=8, k=8} blocked_propagation={i, k}", [x2], [[8, 8, 8]])
     run(g2)
     assert g2.sharding(y2) == '[{?}, {"b", ?}, {?}]'
+
+
+# ---- sharding text Shardy accepts that our reader refused (checked against the live Shardy) ----
+
+def test_unreduced_axes_without_replicated_stay_off_every_dim():
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    text = """
+sdy.mesh @m = <["a"=2, "b"=2, "c"=2]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"a", ?}, {?}], unreduced={"b"}>},
+                %y: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{?}, {?}], replicated={"c"}, unreduced={"b"}>})
+    -> tensor<8x8xf32> {
+  %0 = stablehlo.add %x, %y {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}, {?}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+    compared, differ = live.differences(text, live.BASIC, **live.BASIC_OPTIONS)
+    assert compared >= 4 and differ == [], differ
+    fn = live.ours(text, **live.BASIC_OPTIONS).functions["main"]
+    assert str(fn.args[1].sharding) == '#sdy.sharding<@m, [{"a", ?}, {?}], replicated={"c"}, unreduced={"b"}>'
+
+
+def test_an_inline_mesh_is_lifted_to_the_named_mesh_it_equals():
+    # Shardy's import lifts inline meshes (its propagation passes alone do not take them)
+    ir = __import__("pytest").importorskip("spmdkit.ir")
+    import spmdkit
+    text = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["a"=2, "b"=2]>, [{"a"}, {"b"}]>},
+                %y: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<mesh<["c"=4]>, [{"c"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %x : tensor<8x8xf32>
+  %1 = stablehlo.negate %y : tensor<8x4xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+    program = spmdkit.propagate(ir.parse(text), aggressive=False, op_priority=False, user_priority=False)
+    printed = ir.print_program(program)  # MLIR's verifier takes it
+    fn = program.main
+    assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@mesh, [{"a", ?}, {"b", ?}]>'
+    assert str(fn.body.ops[1].results[0].sharding) == '#sdy.sharding<@mesh_0, [{"c", ?}, {?}]>'
+    assert 'sdy.mesh @mesh_0 = <["c"=4]>' in printed
+
+
+def test_function_result_shardings_are_applied_before_the_ops_in_mlir():
+    # Shardy applies a function's result shardings before it walks the ops, so the returned
+    # value takes the result's sharding before its operand's reaches it (sub_axes_cannot_coexist,
+    # and the same with whole axes); our programs, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    for mesh, arg, result, expected in [
+            ('["a"=6]', '[{"a":(1)2}, {}]', '[{}, {"a":(3)2}]', '[{?}, {"a":(3)2, ?}]'),
+            ('["x"=2, "y"=2]', '[{"x", ?}, {?}]', '[{?}, {"x", ?}]', '[{?}, {"x", ?}]')]:
+        text = f"""
+sdy.mesh @m = <{mesh}>
+func.func @main(%p: tensor<6x6xf32> {{sdy.sharding = #sdy.sharding<@m, {arg}>}})
+    -> (tensor<6x6xf32> {{sdy.sharding = #sdy.sharding<@m, {result}>}}) {{
+  %0 = stablehlo.negate %p : tensor<6x6xf32>
+  %1 = stablehlo.sine %0 : tensor<6x6xf32>
+  return %1 : tensor<6x6xf32>
+}}
+"""
+        for passes, options in [(live.BASIC, live.BASIC_OPTIONS), (live.USER_PRIORITY, {})]:
+            compared, differ = live.differences(text, passes, **options)
+            assert compared >= 4 and differ == [], differ
+            fn = live.ours(text, **options).functions["main"]
+            assert str(fn.body.ops[1].results[0].sharding) == f"#sdy.sharding<@m, {expected}>"

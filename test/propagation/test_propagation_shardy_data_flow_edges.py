@@ -313,3 +313,99 @@ def test_manual_computation_update_out_sharding_edge():
     g, x, inner, res, out = _mc_edges(None, '[{?}, {"c", ?}]', body_first_no_rule=True)
     expect(g, {x: '[{"b", ?}, {?}]', inner["cc"]: '[{"a", ?}, {"c", ?}]', inner["add"]: '[{"a", ?}, {"c", ?}]',
                out: '[{"b", "a", ?}, {"c", ?}]'})
+
+
+# ---- explicit sdy.data_flow_edge ops in MLIR (our programs, checked against the live Shardy) ----
+# In Shardy's form an edge's owner (a case/while/barrier result, a region argument) carries no
+# sharding: the `sdy.data_flow_edge` op reading it does, and grows as propagation goes.
+
+def _ir_pair(text, passes=None, **options):
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    compared, differ = live.differences(text, passes or live.BASIC, **(options or live.BASIC_OPTIONS))
+    assert compared >= 4 and differ == [], differ
+    return live.ours(text, **(options or live.BASIC_OPTIONS)).functions["main"]
+
+
+CASE_WITH_EDGE = """
+sdy.mesh @m = <["x"=2, "y"=4]>
+func.func @main(%p: tensor<i32>, %a: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"y"}, {}]>},
+                %b: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %0 = "stablehlo.case"(%p) ({
+    stablehlo.return %a : tensor<16x8xf32>
+  }, {
+    stablehlo.return %b : tensor<16x8xf32>
+  }) : (tensor<i32>) -> tensor<16x8xf32>
+  %1 = sdy.data_flow_edge %0 : tensor<16x8xf32>
+  %2 = stablehlo.negate %1 : tensor<16x8xf32>
+  return %2 : tensor<16x8xf32>
+}
+"""
+
+
+def test_explicit_edge_on_a_case_carries_the_owners_sharding():
+    fn = _ir_pair(CASE_WITH_EDGE)
+    case, edge, negate = fn.body.ops[:3]
+    assert case.results[0].sharding is None  # the owner carries none
+    assert str(edge.attrs["sharding"]) == '#sdy.sharding<@m, [{"y", ?}, {?}]>'
+    assert str(fn.args[2].sharding) == '#sdy.sharding<@m, [{"y", ?}, {?}]>'  # back through the edge
+    assert str(negate.results[0].sharding) == '#sdy.sharding<@m, [{"y", ?}, {?}]>'
+
+
+WHILE_AND_NAMED = """
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x4xf32>) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {"x"}]>}) {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%it = %a, %i = %c) : tensor<8x4xf32>, tensor<i32>
+    cond {
+    %p = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %s = stablehlo.sine %it : tensor<8x4xf32>
+    stablehlo.return %s, %i : tensor<8x4xf32>, tensor<i32>
+  }
+  %1 = sdy.data_flow_edge %0#0 : tensor<8x4xf32>
+  %2 = sdy.named_computation<"f">(%1) (%arg1: tensor<8x4xf32>) {
+    %3 = sdy.data_flow_edge %arg1 : tensor<8x4xf32>
+    %4 = stablehlo.abs %3 : tensor<8x4xf32>
+    sdy.return %4 : tensor<8x4xf32>
+  } : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %5 = sdy.data_flow_edge %2 : tensor<8x4xf32>
+  return %5 : tensor<8x4xf32>
+}
+"""
+
+
+def test_explicit_edges_of_a_while_and_a_named_computation_carry_a_result_sharding_back():
+    fn = _ir_pair(WHILE_AND_NAMED)
+    assert str(fn.args[0].sharding) == '#sdy.sharding<@m, [{?}, {"x", ?}]>'
+    while_op = fn.body.ops[1]
+    assert all(r.sharding is None for r in while_op.results)
+    named = fn.body.ops[3]
+    assert str(named.regions[0].block.ops[0].attrs["sharding"]) == '#sdy.sharding<@m, [{?}, {"x", ?}]>'
+
+
+MANUAL_WITH_EDGES = """
+sdy.mesh @m = <["x"=2, "y"=2, "z"=2]>
+func.func @main(%a: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{?}, {"z", ?}]>}) -> tensor<16x8xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@m, [{"x", ?}, {?}]>] out_shardings=[<@m, [{"x", ?}, {?}]>]
+      manual_axes={"x"} (%b: tensor<8x8xf32>) {
+    %1 = sdy.data_flow_edge %b sharding=<@m, [{?}, {?}]> : tensor<8x8xf32>
+    %2 = stablehlo.cosine %1 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"y", ?}, {?}]>]>} : tensor<8x8xf32>
+    sdy.return %2 : tensor<8x8xf32>
+  } : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  %3 = sdy.data_flow_edge %0 sharding=<@m, [{"x", ?}, {?}]> : tensor<16x8xf32>
+  return %3 : tensor<16x8xf32>
+}
+"""
+
+
+def test_explicit_edges_of_a_manual_computation_grow_and_its_in_shardings_stay():
+    # Shardy's manual_computation_update_in_sharding_edge: the in-sharding edge inside the body
+    # grows, the in_shardings attribute does not; manual "x" never enters the body
+    fn = _ir_pair(MANUAL_WITH_EDGES)
+    mc = fn.body.ops[0]
+    assert str(mc.attrs["in_shardings"][0]) == '#sdy.sharding<@m, [{"x", ?}, {?}]>'
+    inner = mc.regions[0].block.ops[0].attrs["sharding"]
+    assert str(inner) == '#sdy.sharding<@m, [{"y", ?}, {"z", ?}]>'
+    assert str(fn.args[0].sharding) == '#sdy.sharding<@m, [{"x", "y", ?}, {"z", ?}]>'

@@ -366,3 +366,66 @@ def test_manual_computation_with_tokens():
     expect(g, {x: '[{"a"}, {"b", ?}]', in_edge: '[{"a", ?}, {"b"}]', out_edge: '[{"a", ?}, {"b"}]',
                inner["add"]: '[{"a", ?}, {?}]', r: '[{"a", ?}, {"b", ?}]'})
     assert g.shape(arg) == [4, 2]
+
+
+# ---- the same in MLIR: what spmdkit.propagate writes back (our programs, checked against the
+# live Shardy run as Shardy's test file runs it: add data-flow edges, propagate, sink them) ----
+
+def _ir_pair(text):
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    compared, differ = live.differences(text, live.BASIC_WITH_EDGES, **live.BASIC_OPTIONS)
+    assert compared >= 4 and differ == [], differ
+    return live.ours(text, **live.BASIC_OPTIONS).functions["main"]
+
+
+SMALLEST = """
+sdy.mesh @m = <["a"=2, "b"=2]>
+func.func @main(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %0 = sdy.manual_computation(%x) in_shardings=[<@m, [{?}, {?}]>] out_shardings=[<@m, [{"a", ?}, {?}]>]
+      manual_axes={} (%y: tensor<16x8xf32>) {
+    %1 = stablehlo.negate %y : tensor<16x8xf32>
+    %2 = stablehlo.add %1, %1 : tensor<16x8xf32>
+    sdy.return %2 : tensor<16x8xf32>
+  } : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  %3 = stablehlo.abs %0 : tensor<16x8xf32>
+  return %3 : tensor<16x8xf32>
+}
+"""
+
+
+def test_in_and_out_shardings_are_written_back_and_results_carry_none():
+    # the issue's smallest case: values were written back by list position, which the boundary
+    # values of a manual computation shift; its in_shardings were never written back
+    fn = _ir_pair(SMALLEST)
+    mc, abs_op = fn.body.ops[0], fn.body.ops[1]
+    assert str(mc.attrs["in_shardings"][0]) == '#sdy.sharding<@m, [{"a", ?}, {?}]>'
+    assert mc.results[0].sharding is None  # out_shardings say it
+    negate, add = mc.regions[0].block.ops[:2]
+    assert str(negate.results[0].sharding) == str(add.results[0].sharding) == '#sdy.sharding<@m, [{"a", ?}, {?}]>'
+    assert str(abs_op.results[0].sharding) == '#sdy.sharding<@m, [{"a", ?}, {?}]>'
+
+
+REPLICATED_MANUAL_OPERAND = """
+sdy.mesh @m = <["a"=2, "b"=2, "c"=2]>
+func.func @main(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = stablehlo.multiply %w, %w {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"b", "c", ?}, {?}]>]>} : tensor<16x16xf32>
+  %1 = sdy.manual_computation(%x, %0) in_shardings=[<@m, [{?}, {?}], replicated={"b"}>, <@m, [{"b", ?}, {?}]>]
+      out_shardings=[<@m, [{"b", ?}, {?}]>] manual_axes={"b"} (%p: tensor<16x16xf32>, %q: tensor<8x16xf32>) {
+    %2 = stablehlo.sqrt %q : tensor<8x16xf32>
+    stablehlo.custom_call @side(%p) {has_side_effect = true} : (tensor<16x16xf32>) -> ()
+    sdy.return %2 : tensor<8x16xf32>
+  } : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %1 : tensor<16x16xf32>
+}
+"""
+
+
+def test_a_manual_axis_never_lands_inside_the_body():
+    # before: a manual axis landed on a body op and MLIR's verifier rejected the printed program
+    # ("operates on axis "b" which is already bound by a parent sdy.manual_computation op")
+    fn = _ir_pair(REPLICATED_MANUAL_OPERAND)
+    mc = fn.body.ops[1]
+    sqrt = mc.regions[0].block.ops[0]
+    assert str(sqrt.results[0].sharding) == '#sdy.sharding<@m, [{"c", ?}, {?}]>'
+    assert str(mc.attrs["in_shardings"][1]) == '#sdy.sharding<@m, [{"b", "c", ?}, {?}]>'

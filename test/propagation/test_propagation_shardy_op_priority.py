@@ -130,3 +130,75 @@ def test_broadcast_forward_higher_priority_than_backwards():
     g.func_result(b2, '[{}, {"a"}, {}]')
     g.propagate(**OP_PRIORITY)
     expect(g, {b1: '[{?}, {"a", ?}]', b2: '[{?}, {"a", ?}, {?}]'})
+
+
+def test_dot_lhs_from_broadcast_and_large_rhs_in_mlir():
+    # propagation_pipeline.mlir's dot_lhs_from_broadcast_and_large_rhs, our program: every op
+    # but a broadcast propagates (step 2) before the broadcast may go forward (step 3), so the
+    # large operand's split of the contracted dim reaches the broadcast first, and the small
+    # operand's split of the batch dim then has nowhere to go; checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    text = """
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%v: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", ?}]>},
+                %w: tensor<512x256xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", ?}, {?}]>}) -> tensor<8x256xf32> {
+  %0 = stablehlo.broadcast_in_dim %v, dims = [0] : (tensor<8xf32>) -> tensor<8x512xf32>
+  %1 = stablehlo.dot %0, %w : (tensor<8x512xf32>, tensor<512x256xf32>) -> tensor<8x256xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x256xf32>
+  return %2 : tensor<8x256xf32>
+}
+"""
+    compared, differ = live.differences(text, live.USER_PRIORITY)
+    assert compared >= 5 and differ == [], differ
+    fn = live.ours(text).functions["main"]
+    assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"x", ?}]>'
+    assert fn.body.ops[1].results[0].sharding is None
+
+
+def test_move_to_host_moves_with_the_elementwise_ops():
+    # Shardy treats MoveToHost/MoveToDevice custom calls as pass-through ops (op-priority step
+    # 0), so the result's sharding reaches the dot through them before the dot's own operands
+    # do; our program, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    for target in ("MoveToHost", "MoveToDevice"):
+        text = f"""
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{"y", ?}}, {{?}}]>}}, %b: tensor<8x16xf32>)
+    -> (tensor<16x16xf32> {{sdy.sharding = #sdy.sharding<@m, [{{?}}, {{"y", ?}}]>}}) {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>
+  %1 = stablehlo.custom_call @{target}(%0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %2 = stablehlo.sqrt %1 : tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}}
+"""
+        compared, differ = live.differences(text, live.USER_PRIORITY)
+        assert compared >= 6 and differ == [], (target, differ)
+        fn = live.ours(text).functions["main"]
+        assert str(fn.body.ops[0].results[0].sharding) == '#sdy.sharding<@m, [{?}, {"y", ?}]>'
+
+
+def test_dynamic_slice_moves_forward_from_the_first_step():
+    # Shardy's op priorities move a dynamic_slice forward already with the elementwise ops
+    # (step 0), so the operand's split reaches the slice before a later op's result sharding
+    # comes back to it; a dynamic_update_slice moves with the other ops (the result's sharding
+    # wins there). Our programs, checked against the live Shardy
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    slice_ = """%0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [16, 8] : (tensor<16x8xf32>, tensor<i32>, tensor<i32>) -> tensor<16x8xf32>"""
+    update = """%0 = stablehlo.dynamic_update_slice %a, %a, %i, %i : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<i32>, tensor<i32>) -> tensor<16x8xf32>"""
+    for op, expected in ((slice_, '[{?}, {"y", ?}]'), (update, '[{"y", ?}, {?}]')):
+        text = f"""
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{?}}, {{"y", ?}}]>}}, %i: tensor<i32>)
+    -> (tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{"y", ?}}, {{?}}]>}}) {{
+  {op}
+  %1 = stablehlo.negate %0 : tensor<16x8xf32>
+  return %1 : tensor<16x8xf32>
+}}
+"""
+        compared, differ = live.differences(text, live.USER_PRIORITY)
+        assert compared >= 4 and differ == [], differ
+        fn = live.ours(text).functions["main"]
+        assert str(fn.body.ops[0].results[0].sharding) == f"#sdy.sharding<@m, {expected}>"

@@ -93,3 +93,34 @@ def test_groups_sharing_a_value_merge():
     g.group([y, z])
     g.propagate()
     expect(g, {y: '[{"a", ?}, {?}]', z: '[{"a", ?}, {?}]'})
+
+
+def test_conflicting_members_in_mlir_warn_and_go_on_as_shardy_does():
+    # In a program (spmdkit.propagate) conflicting members do not raise: like Shardy, each member
+    # is read through a new open sharding constraint, the group joins those; checked against the
+    # live Shardy value by value (the constraints it inserts included)
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    from spmdkit.ir.group_conflicts import ShardingGroupConflictWarning
+    text = """
+sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%p: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>},
+                %q: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"y"}, {}]>},
+                %r: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %0 = stablehlo.sine %p : tensor<8x4xf32>
+  %1 = stablehlo.cosine %q : tensor<8x4xf32>
+  %2 = stablehlo.tanh %r : tensor<8x4xf32>
+  sdy.sharding_group %p group_id = 7 : tensor<8x4xf32>
+  sdy.sharding_group %q group_id = 7 : tensor<8x4xf32>
+  sdy.sharding_group %2 group_id = 7 : tensor<8x4xf32>
+  return %0, %1, %2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+"""
+    with pytest.warns(ShardingGroupConflictWarning, match="group 7"):
+        compared, differ = live.differences(text, live.BASIC, **live.BASIC_OPTIONS)
+    assert compared >= 9 and differ == [], differ
+    with pytest.warns(ShardingGroupConflictWarning):
+        fn = live.ours(text, **live.BASIC_OPTIONS).functions["main"]
+    names = [op.name for op in fn.body.ops]
+    assert names.count("sdy.sharding_constraint") == 3
+    assert str(fn.args[0].sharding) == '#sdy.sharding<@m, [{"x"}, {}]>'  # members keep their own

@@ -215,3 +215,23 @@ def test_manual_computation_shardings_with_priority():
     e1, e2 = inner["args"]
     expect(g, {x: '[{"c"}, {?}]', y: '[{"a", ?}, {"b", ?}]', s0: '[{"a", "b", ?}, {?}]', e1: '[{"b"}, {?}]',
                e2: '[{?}, {"b", ?}]', inner["add"]: '[{?}, {"b", ?}]', edge: '[{"a", ?}, {"b", ?}]', r: '[{"a", ?}, {"b", ?}]'})
+
+
+def test_maximal_sharding_no_results_in_mlir():
+    # Shardy's maximal_sharding_no_results: a result-less op may carry sdy.sharding; it is read,
+    # kept as it is, printed back (MLIR's verifier takes it) and propagates nothing
+    import pytest
+    live = pytest.importorskip("live_shardy_values")
+    text = """
+sdy.mesh @m = <["a"=2]>
+sdy.mesh @one = <[], device_ids=[0]>
+func.func @main(%x: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"a"}, {}]>}) -> tensor<4x4xf32> {
+  stablehlo.custom_call @print(%x) {has_side_effect = true, sdy.sharding = #sdy.sharding_per_value<[<@one, []>]>} : (tensor<4x4xf32>) -> ()
+  %0 = stablehlo.exponential %x : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+"""
+    compared, differ = live.differences(text, live.USER_PRIORITY)
+    assert compared >= 3 and differ == [], differ
+    fn = live.ours(text).functions["main"]
+    assert str(fn.body.ops[0].attrs["sdy.sharding"]) == "#sdy.sharding_per_value<[<@one, []>]>"

@@ -275,6 +275,9 @@ class _Importer:
     def op_attributes(self, op: Op, operation, attributes) -> None:
         mlir_name = operation.name
         for key, attr in attributes.items():
+            if key == "sdy.sharding" and not len(op.results):
+                op.attrs[key] = MLIRAttr(str(attr))  # Shardy allows one on a result-less op: kept as it is
+                continue
             if key == "sdy.sharding":
                 cached = self.attributes.get((key, attr))
                 if cached is None:

@@ -28,6 +28,8 @@ class Propagated:
     values: list = field(default_factory=list)      # graph value id -> ir Value (or None for edges)
     opaque: list = field(default_factory=list)      # ops without a factor table: (op name, reason)
     constraints: list = field(default_factory=list)  # sdy.sharding_constraint ops (their sharding is an attribute)
+    edges: list = field(default_factory=list)        # (explicit sdy.data_flow_edge op, its owner's sharding before)
+    manuals: list = field(default_factory=list)      # (manual_computation op, in-edge ids, out-edge ids)
 
     def explain(self, value) -> str:
         return self.graph.explain(self.value_ids[id(value)])
@@ -36,6 +38,10 @@ class Propagated:
 # ops that only move dims around, first in op-priority propagation like elementwise ops
 LAYOUT_PASS_THROUGH = frozenset({"stablehlo.reshape", "stablehlo.transpose", "jax.reshape", "jax.transpose",
                                  "jax.squeeze", "jax.expand_dims"})
+
+
+# custom calls that move a value between host and device memory: pass-through ops for Shardy
+MEMORY_MOVES = frozenset({"MoveToHost", "MoveToDevice"})
 
 
 def _sharding_text(sharding) -> str:
@@ -126,8 +132,15 @@ class _Builder:
             vid = self.g.value_sharded(v.type.shape, v.sharding, name) if v.sharding is not None else \
                 self.g.plain_value(v.type.shape, name)
             self.value_ids[id(v)] = vid
-            self.out.values.append(v)
+            self.bind(vid, v)
         return vid
+
+    def bind(self, vid, v):
+        """out.values[vid] = v: the list is indexed by graph value id, and the graph makes values
+        of its own (a manual_computation's boundary values) that no IR value stands for."""
+        while len(self.out.values) <= vid:
+            self.out.values.append(None)
+        self.out.values[vid] = v
 
     def edge(self, sources, targets):
         self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
@@ -135,7 +148,17 @@ class _Builder:
     def function(self, fn):
         for i, a in enumerate(fn.args):
             self.value(a, f"{fn.name}.arg{i}")
-        self.block(fn.body, fn)
+        for op in fn.body.ops:  # an explicit edge's result is its owner (before the return reads it)
+            if op.name == "sdy.data_flow_edge":
+                self.out.value_ids[id(op.results[0])] = self.value(op.operands[0])
+        ret = fn.body.terminator
+        if ret is not None and ret.name in ("func.return", "return"):
+            # Shardy applies the function's result shardings before it walks the ops: their
+            # edges come first, so a result's sharding reaches the returned value first
+            self.op(ret, fn)
+        for op in fn.body.ops:
+            if op is not ret:
+                self.op(op, fn)
 
     def block(self, block, fn=None):
         for op in block.ops:
@@ -158,7 +181,7 @@ class _Builder:
             for i, v in enumerate(op.operands):
                 sharding = fn.result_shardings[i] if fn and i < len(fn.result_shardings) else None
                 r = self.g.func_result(self.value(v), sharding)
-                self.out.values.append(None)
+                self.bind(r, None)
                 self.out.value_ids[("result", fn.name, i)] = r
             return
         if name in ("stablehlo.return", "sdy.return"):
@@ -171,6 +194,29 @@ class _Builder:
             # the result carries the constraint: annotate it (a constraint is a user sharding)
             self.g.annotate_sharded(self.value(op.results[0]), op.attrs["sharding"])
             self.out.constraints.append(op)
+            return
+        if name == "sdy.data_flow_edge":
+            # Shardy's explicit edge: its result stands for the edge's owner (a while/case/
+            # barrier result, a region argument), whose sharding the op carries as `sharding`.
+            owner = self.value(op.operands[0])
+            self.out.value_ids[id(op.results[0])] = owner
+            if op.attrs.get("sharding") is not None:
+                self.g.annotate_sharded(owner, op.attrs["sharding"])
+            self.out.edges.append((op, op.operands[0].sharding))  # the owner keeps what it had
+            return
+        if name == "sdy.named_computation":  # a call whose body is inline: edges in and out
+            body = op.regions[0].block
+            for x, a in zip(op.operands, body.args):
+                self.edge([x], [a])
+            self.block(body)
+            for y, r in zip(op.results, body.terminator.operands):
+                self.edge([r], [y])
+            return
+        if name == "stablehlo.custom_call" and op.attrs.get("call_target_name") in MEMORY_MOVES \
+                and "sdy.sharding_rule" not in op.attrs and len(op.operands) == len(op.results) == 1:
+            # Shardy moves these with the elementwise ops: the value itself, elsewhere in memory
+            self.g._identity(str(op.attrs["call_target_name"]), [self.value(op.operands[0])],
+                             [self.value(op.results[0])])
             return
         if name == "sdy.propagation_barrier":
             direction = str(op.attrs.get("allowed_direction", "NONE")).lower()
@@ -249,14 +295,21 @@ class _Builder:
         def build_body(g, args):
             for a, arg in zip(body.args, args):  # the body's arguments are the graph's body args
                 self.out.value_ids[id(a)] = arg
-                self.out.values.append(a)
+                self.bind(arg, a)
             self.block(body)
             return [self.value(v) for v in body.terminator.operands]
 
+        first_op = len(self.g.ops)
         results = self.g.manual_computation([self.value(v) for v in op.operands], ins, outs, manual_axes, build_body,
                                             mesh=mesh)
         for y, r in zip(op.results, results):
             self.g.data_flow_edge([r], [self.value(y)])
+        # the boundary values that stand for in_shardings / out_shardings: this op's first
+        # operand edges (made before its body) and its last exit edges (made after it)
+        made = self.g.ops[first_op:]
+        ins_ids = [o["results"][0] for o in made if o["name"] == "manual_computation.operand"][:len(ins)]
+        outs_ids = [o["results"][0] for o in made if o["name"] == "manual_computation.exit"][-len(outs):] if outs else []
+        self.out.manuals.append((op, ins_ids, outs_ids))
 
     def finish(self):
         for members in self.groups.values():
@@ -265,6 +318,8 @@ class _Builder:
 
 
 def build_graph(program, factor_table_of=None) -> Propagated:
+    from ..ir.lift_meshes import lift_inlined_meshes
+    lift_inlined_meshes(program)  # as Shardy's import does: inline meshes become named ones
     b = _Builder(program, factor_table_of)
     for fn in program.functions.values():
         b.function(fn)
@@ -296,18 +351,27 @@ def _propagated_shardings(graph: Graph, program):
 
 def propagate_program(program, factor_table_of=None, **options) -> Propagated:
     """Propagates `program`'s shardings in place; returns the graph (with provenance)."""
+    opened = 0
     with paused_gc():  # the graph's lists and the written shardings are all kept: nothing to collect
-        out = build_graph(program, factor_table_of)
-        out.graph.propagate(**options)
+        while True:
+            out = build_graph(program, factor_table_of)
+            try:
+                out.graph.propagate(**options)
+                break
+            except ValueError as e:  # conflicting group members: Shardy warns and opens the group
+                opened += 1  # each round opens a group for good: there are no more rounds than groups
+                if opened > 1000 or not _open_conflicting_groups(out, program, str(e)):
+                    raise
         shardings = _propagated_shardings(out.graph, program)
     for v, new in zip(out.values, shardings):
         # write what propagation set: annotated values, and values that gained axes
         if v is not None and new is not None and (v.sharding is not None or new[1]):
-            v.sharding = new[0]
+            v.sharding = _keep_unreduced(new[0], v.sharding)
     for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
             op.results[0].sharding = None
+    _write_back_edges(out, shardings)
     for fn in program.functions.values():
         for i in range(len(fn.result_types)):
             rid = out.value_ids.get(("result", fn.name, i))
@@ -317,3 +381,72 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
                     fn.result_shardings.append(None)
                 fn.result_shardings[i] = new[0]
     return out
+
+
+def _open_conflicting_groups(out, program, message: str) -> bool:
+    import re
+
+    from ..ir.group_conflicts import group_ids_of, open_conflicting_group
+    m = re.match(r"sharding group \d+: value (\d+) dim \d+ is (.*), which conflicts", message)
+    value = out.values[int(m.group(1))] if m and int(m.group(1)) < len(out.values) else None
+    ids = group_ids_of(program, value) if value is not None else []
+    for gid in ids:
+        open_conflicting_group(program, gid, f"a member is {m.group(2)}")
+    return bool(ids)
+
+
+def _keep_unreduced(new, old):
+    """The engine holds unreduced axes as reserved (replicated) ones: give them back their field."""
+    if old is None or not old.unreduced:
+        return new
+    from ..sharding import TensorSharding
+    unreduced = set(old.unreduced)
+    return TensorSharding(new.mesh, new.dims, [a for a in new.replicated if a not in unreduced], old.unreduced,
+                          old.reduce_types)
+
+
+def _edge_users(program) -> set:
+    """id() of every value an explicit sdy.data_flow_edge reads."""
+    users = set()
+
+    def walk(block):
+        for op in block.ops:
+            if op.name == "sdy.data_flow_edge":
+                users.add(id(op.operands[0]))
+            for region in op.regions:
+                for b in region.blocks:
+                    walk(b)
+
+    for fn in program.functions.values():
+        walk(fn.body)
+    return users
+
+
+def _write_back_edges(out, shardings) -> None:
+    """Like Shardy: an explicit data-flow edge carries its owner's sharding (the owner keeps the
+    one it started with, if any); a manual_computation's shardings are its in/out_shardings (its
+    results carry none), which grow only where no explicit edge stands for them (then the edge
+    carries the growth)."""
+    def grown(vid):  # (sharding, whether it shards a dim) as propagation left it, or None
+        return shardings[vid] if vid is not None and vid < len(shardings) else None
+
+    for op, owner_had in out.edges:
+        owner = op.operands[0]
+        sharding = owner.sharding
+        if sharding is None and (new := grown(out.value_ids.get(id(owner)))) is not None and new[1]:
+            sharding = new[0]
+        if sharding is not None:
+            op.attrs["sharding"] = sharding
+        if not owner.is_block_arg:
+            owner.sharding = owner_had
+    explicit = _edge_users(out.program)
+    for op, ins_ids, outs_ids in out.manuals:
+        body = op.regions[0].block
+        for i, vid in enumerate(ins_ids):
+            if id(body.args[i]) not in explicit and (new := grown(vid)) is not None:
+                op.attrs["in_shardings"][i] = new[0]
+        for i, vid in enumerate(outs_ids):
+            if id(op.results[i]) not in explicit and (new := grown(vid)) is not None:
+                op.attrs["out_shardings"][i] = new[0]
+        for r in op.results:
+            r.sharding = None

@@ -110,10 +110,11 @@ def parse_sharding(text: str, meshes: dict, default_mesh: str | None):
             take(",")
     take("]")
     replicated = []
-    if peek(","):
+    while peek(","):  # replicated={...}, unreduced={...}: propagation keeps both off the value's dims
         take(",")
-        if take()[1] != "replicated":
-            raise ShardingSyntaxError(f"sharding {text!r}: expected 'replicated='")
+        field = take()[1]
+        if field != "replicated" and not field.startswith("unreduced"):
+            raise ShardingSyntaxError(f"sharding {text!r}: expected 'replicated=' or 'unreduced=', got {field!r}")
         take("=")
         take("{")
         while not peek("}"):
@@ -121,6 +122,7 @@ def parse_sharding(text: str, meshes: dict, default_mesh: str | None):
             if not peek("}"):
                 take(",")
         take("}")
+    replicated.sort(key=lambda a: (a[0], a[1]))  # mesh order, as Shardy prints them
     if wrapped:
         take(">")
     if i != len(toks):
