@@ -90,7 +90,8 @@ def _table_parts(table):
 # ops the builder turns into edges, groups, constraints and regions rather than factor tables
 _COMPILER_API = frozenset({"func.return", "return", "stablehlo.return", "sdy.return", "sdy.sharding_group",
                            "sdy.sharding_constraint", "sdy.propagation_barrier", "stablehlo.optimization_barrier",
-                           "stablehlo.while", "stablehlo.case", "func.call", "call", "sdy.manual_computation"})
+                           "stablehlo.while", "stablehlo.case", "func.call", "call", "sdy.manual_computation",
+                           "sdy.data_flow_edge", "sdy.named_computation"})
 
 
 def _frozen(value):
@@ -166,7 +167,7 @@ class _Builder:
 
     def op(self, op, fn):
         name = op.name
-        if name not in _COMPILER_API:  # an op with a factor table (or an opaque one)
+        if name not in _COMPILER_API and not _memory_move(op):  # an op with a factor table (or an opaque one)
             table = self.table_of(op)
             if table is not None:
                 known = self.value_ids.get
@@ -212,9 +213,7 @@ class _Builder:
             for y, r in zip(op.results, body.terminator.operands):
                 self.edge([r], [y])
             return
-        if name == "stablehlo.custom_call" and op.attrs.get("call_target_name") in MEMORY_MOVES \
-                and "sdy.sharding_rule" not in op.attrs and len(op.operands) == len(op.results) == 1:
-            # Shardy moves these with the elementwise ops: the value itself, elsewhere in memory
+        if _memory_move(op):  # Shardy moves these with the elementwise ops: the value itself, elsewhere in memory
             self.g._identity(str(op.attrs["call_target_name"]), [self.value(op.operands[0])],
                              [self.value(op.results[0])])
             return
@@ -381,6 +380,12 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
                     fn.result_shardings.append(None)
                 fn.result_shardings[i] = new[0]
     return out
+
+
+def _memory_move(op) -> bool:
+    """A MoveToHost/MoveToDevice custom call without a rule of its own: a pass-through edge."""
+    return op.name == "stablehlo.custom_call" and op.attrs.get("call_target_name") in MEMORY_MOVES \
+        and "sdy.sharding_rule" not in op.attrs and len(op.operands) == len(op.results) == 1
 
 
 def _open_conflicting_groups(out, program, message: str) -> bool:
