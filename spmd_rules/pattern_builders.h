@@ -41,6 +41,14 @@ void scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTe
                       const std::vector<int64_t>& scatter_dims_to_operand_dims,
                       const std::vector<int64_t>& input_batching_dims,
                       const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim);
+// scatter with a combiner that is not a sum: the updates' indexing dims are never split
+void scatter_overwrite_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                const DistMetaTensor& indices, const DistMetaTensor& updates,
+                                const std::vector<int64_t>& update_window_dims,
+                                const std::vector<int64_t>& inserted_window_dims,
+                                const std::vector<int64_t>& scatter_dims_to_operand_dims,
+                                const std::vector<int64_t>& input_batching_dims,
+                                const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim);
 void dynamic_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
                             const std::vector<int64_t>& slice_sizes);
 void dynamic_update_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
