@@ -214,7 +214,8 @@ def _scan_primitives() -> None:
     for module in ("jax._src.lax.lax", "jax._src.lax.slicing", "jax._src.lax.special", "jax._src.lax.parallel",
                    "jax._src.lax.control_flow", "jax._src.lax.convolution", "jax._src.lax.windowed_reductions",
                    "jax._src.ad_util", "jax._src.ad_checkpoint", "jax._src.pjit", "jax._src.shard_map",
-                   "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg"):
+                   "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg",
+                   "jax._src.random.prng", "jax._src.random.threefry2x32"):
         try:
             mod = importlib.import_module(module)
         except ImportError:  # pragma: no cover - a module moved in another JAX version
