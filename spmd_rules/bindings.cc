@@ -188,6 +188,17 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
                          : p.kind == ArgKind::kIntList  ? ArgKind::kInt
                                                         : ArgKind::kInt64};
       for (const auto& item : py::reinterpret_borrow<py::sequence>(h)) {
+        // A list of int tuples is read flat, row by row: a jaxpr's padding ((low, high), ...).
+        if ((p.kind == ArgKind::kIntList || p.kind == ArgKind::kInt64List) &&
+            (py::isinstance<py::tuple>(item) || py::isinstance<py::list>(item))) {
+          for (const auto& sub : py::reinterpret_borrow<py::sequence>(item)) {
+            if (!py::isinstance<py::int_>(sub) || py::isinstance<py::bool_>(sub))
+              throw TypeError(where + ": argument " + std::to_string(pos) + " '" + p.name + "' must be " +
+                              arg_kind_name(p.kind) + " (or a list of int tuples), but holds " + type_name(sub));
+            a->ints.push_back(as_int(where, elem, pos, sub, p.kind == ArgKind::kIntList));
+          }
+          continue;
+        }
         Arg e;
         try {
           parse_one(where, elem, pos, item, &e);

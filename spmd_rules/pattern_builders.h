@@ -73,6 +73,15 @@ void reduce_window_patterns(PatternPlan& plan, const std::string& op, const std:
                             const std::vector<int64_t>& window_dimensions, const std::vector<int64_t>& window_strides,
                             const std::vector<int64_t>& base_dilations, const std::vector<int64_t>& window_dilations,
                             const std::vector<int64_t>& padding);
+// select_and_gather_add (tangents, operand -> windowed) and select_and_scatter_add (source,
+// operand -> operand-shaped): reduce_window's dims rule (window_builders.cc)
+void window_pair_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& tangents,
+                          const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                          const std::vector<int64_t>& window_strides, const std::vector<int64_t>& base_dilations,
+                          const std::vector<int64_t>& window_dilations, const std::vector<int64_t>& padding);
+void window_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& source,
+                             const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                             const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding);
 // convolution (window_builders.cc), JAX's ConvDimensionNumbers: lhs_spec = (batch, feature,
 // spatial...) dims of lhs, rhs_spec = (output feature, input feature, spatial...) of rhs,
 // out_spec = (batch, feature, spatial...) of the result; padding flat (low, high) per spatial dim.

@@ -189,3 +189,75 @@ def jax_unstack(rng, mesh, opts):
     axis = int(rng.integers(0, len(shape)))
     shape[axis] = min(shape[axis], 5)
     return Sample([tensor(rng, shape, mesh, opts)], {"axis": axis})
+
+
+# ---- pooling grads ---------------------------------------------------------------------------
+
+def _windows(shape, window_dimensions, window_strides, padding):
+    """(padded shape, low pads, window count per dim) of a window op without dilations."""
+    r = len(shape)
+    strides = list(window_strides) or [1] * r
+    pads = list(padding) or [0] * (2 * r)
+    lo = [int(pads[2 * d]) for d in range(r)]
+    padded = [n + int(pads[2 * d]) + int(pads[2 * d + 1]) for d, n in enumerate(shape)]
+    counts = [(p - w) // s + 1 for p, w, s in zip(padded, window_dimensions, strides)]
+    return padded, lo, counts, strides
+
+
+def _selected(values, start, window_dimensions, select_prim):
+    """The padded index of the window's selected element (the first max for ge, min for le)."""
+    block = values[tuple(slice(a, a + w) for a, w in zip(start, window_dimensions))]
+    flat = int(np.argmax(block) if select_prim == "ge" else np.argmin(block))
+    return tuple(a + i for a, i in zip(start, np.unravel_index(flat, block.shape)))
+
+
+def _pad_to(x, padded, lo, fill):
+    out = np.full(padded, fill, dtype=float)
+    out[tuple(slice(a, a + n) for a, n in zip(lo, x.shape))] = x
+    return out
+
+
+@kernel
+def select_and_gather_add(tangents, operand, select_prim, window_dimensions, window_strides=(), padding=()):
+    padded, lo, counts, strides = _windows(operand.shape, window_dimensions, window_strides, padding)
+    fill = -np.inf if select_prim == "ge" else np.inf
+    values, tans = _pad_to(operand, padded, lo, fill), _pad_to(tangents, padded, lo, 0.0)
+    out = np.zeros(counts)
+    for pos in np.ndindex(*counts):
+        out[pos] = tans[_selected(values, [p * s for p, s in zip(pos, strides)], window_dimensions, select_prim)]
+    return out
+
+
+@kernel
+def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides=(), padding=()):
+    padded, lo, counts, strides = _windows(operand.shape, window_dimensions, window_strides, padding)
+    fill = -np.inf if select_prim == "ge" else np.inf
+    values, out = _pad_to(operand, padded, lo, fill), np.zeros(padded)
+    for pos in np.ndindex(*counts):
+        out[_selected(values, [p * s for p, s in zip(pos, strides)], window_dimensions, select_prim)] += source[pos]
+    return out[tuple(slice(a, a + n) for a, n in zip(lo, operand.shape))].copy()
+
+
+def _window_attrs(rng, shape):
+    window, strides, padding = [], [], []
+    for n in shape:
+        w = 1 if rng.random() < 0.4 else int(rng.integers(1, min(n, 3) + 1))
+        window.append(w)
+        strides.append(1 if rng.random() < 0.5 else int(rng.integers(1, 3)))
+        padding += [0, 0] if rng.random() < 0.7 else [int(rng.integers(0, 2)), int(rng.integers(0, 2))]
+    return {"select_prim": str(rng.choice(["ge", "le"])), "window_dimensions": window, "window_strides": strides,
+            "padding": padding}
+
+
+@sampler
+def select_and_gather_add(rng, mesh, opts):  # noqa: F811 - sampler and kernel registries are separate
+    shape = random_shape(rng, _rank(rng, 1, 3), mesh)
+    return Sample([tensor(rng, shape, mesh, opts), tensor(rng, shape, mesh, opts)], _window_attrs(rng, shape))
+
+
+@sampler
+def select_and_scatter_add(rng, mesh, opts):  # noqa: F811
+    shape = random_shape(rng, _rank(rng, 1, 3), mesh)
+    attrs = _window_attrs(rng, shape)
+    _, _, counts, _ = _windows(shape, attrs["window_dimensions"], attrs["window_strides"], attrs["padding"])
+    return Sample([tensor(rng, counts, mesh, opts), tensor(rng, shape, mesh, opts)], attrs)
