@@ -2,6 +2,8 @@
 // Python API (ProcessMesh, TensorDistAttr, DistTensorSpec, get_phi_spmd_rule). Arguments are
 // checked against each rule's signature here, so a wrong call raises instead of crashing.
 #include <algorithm>
+#include <optional>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -276,11 +278,81 @@ struct PyRule {
   std::string name;  // the name it was looked up by
 };
 
+// What a rule reads of the tensors it is handed, as Paddle's rules read them:
+// - a reverse call reads only the inputs' shapes: each input is handed over replicated on the
+//   outputs' mesh, so a mapping left stale by an earlier statement (another rank, a mesh dim
+//   the mesh lacks) is not an error; the shapes are still checked against the outputs;
+// - an output given without a mesh (Paddle's tests build output specs from TensorDistAttr())
+//   is on the other tensors' mesh, replicated unless it has a mapping of its own.
+// Tensors are replaced only where needed; `storage` owns the replacements for the call.
+class ReadAsPaddleDoes {
+ public:
+  ReadAsPaddleDoes(const RuleEntry& entry, const Signature& sig, bool reverse, ArgPack& pack) {
+    const std::size_t n = std::min(sig.params.size(), pack.size());
+    std::size_t tensor_params = 0, count = 0;
+    MeshPtr in_mesh, out_mesh;
+    bool fix_inputs = false, fix_outputs = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!is_tensor_kind(sig.params[i].kind)) continue;
+      const bool input = tensor_params++ < entry.num_inputs;
+      for_each(pack[i], [&](const DistMetaTensor* t) {
+        ++count;
+        if (t->absent()) return;
+        const MeshPtr& m = t->attr.mesh();
+        if (input) {
+          if (!in_mesh && m) in_mesh = m;
+          fix_inputs |= reverse;
+        } else {
+          if (!out_mesh && m) out_mesh = m;
+          fix_outputs |= !m;
+        }
+      });
+    }
+    if (!fix_inputs && !fix_outputs) return;
+    const MeshPtr& mesh = reverse ? (out_mesh ? out_mesh : in_mesh) : (in_mesh ? in_mesh : out_mesh);
+    if (!mesh) return;  // no tensor has a mesh: the rule says so
+    storage_.reserve(count);
+    tensor_params = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!is_tensor_kind(sig.params[i].kind)) continue;
+      const bool input = tensor_params++ < entry.num_inputs;
+      auto fix = [&](const DistMetaTensor* t) -> const DistMetaTensor* {
+        if (t->absent()) return t;
+        if (input && reverse) {
+          storage_.emplace_back(t->shape, TensorDistAttr(mesh, t->rank()));
+          return &storage_.back();
+        }
+        if (!input && !t->attr.mesh()) {
+          TensorDistAttr a = annotated_or_replicated(t->attr, t->rank());
+          a.set_mesh(mesh);
+          storage_.emplace_back(t->shape, std::move(a));
+          return &storage_.back();
+        }
+        return t;
+      };
+      Arg& a = pack[i];
+      if (a.tensor) a.tensor = fix(a.tensor);
+      for (auto& t : a.tensors) t = fix(t);
+    }
+  }
+
+ private:
+  template <typename F>
+  static void for_each(const Arg& a, F&& f) {
+    if (a.tensor) f(a.tensor);
+    for (const DistMetaTensor* t : a.tensors) f(t);
+  }
+  std::vector<DistMetaTensor> storage_;
+};
+
 py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const py::args& args,
                const py::kwargs* kwargs) {
   const CallSite where{&r.name, which};
   if (!fn.fn) throw NotImplementedError(where.str() + ": rule '" + r.name + "' has no second function");
   ArgPack pack = parse_args(where, fn.signature, args, kwargs);
+  const bool reverse = &fn == &r.entry->second && r.entry->second_kind == SecondKind::kReverse;
+  std::optional<ReadAsPaddleDoes> read;  // (a grad rule's arguments are another entry's inputs)
+  if (reverse || &fn == &r.entry->forward) read.emplace(*r.entry, fn.signature, reverse, pack);
   // Rules name themselves by their spec entry; an alias call (add -> elementwise_binary) should
   // read as the name the user called. Only the error path pays for this.
   auto renamed = [&](const std::exception& e) {
@@ -306,6 +378,7 @@ FactorTable factors(const PyRule& r, const py::args& args, const py::kwargs* kwa
   if (!r.entry->factors)
     throw ValueError(where.str() + ": rule '" + r.name + "' is hand-written C++ (" + r.entry->spec + ") and has no factor table");
   ArgPack pack = parse_args(where, r.entry->forward.signature, args, kwargs);
+  ReadAsPaddleDoes read(*r.entry, r.entry->forward.signature, false, pack);
   try {
     return r.entry->factors(pack);
   } catch (const ValueError& e) {  // name the rule as it was called (an alias), as call() does
