@@ -276,12 +276,23 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, PyObject* const*
 const py::detail::type_info* attr_type = nullptr;  // set when the module is made
 
 PyObject* new_attr(TensorDistAttr&& a) {
-  PyObject* obj = py::detail::make_new_instance(attr_type->type);
+  PyTypeObject* type = attr_type->type;
+  PyObject* obj = type->tp_alloc(type, 0);
   if (!obj) throw py::error_already_set();
   auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-  inst->get_value_and_holder().value_ptr() = new TensorDistAttr(std::move(a));
+  // TensorDistAttr's layout is pybind11's simple one (one type, a unique_ptr holder), which
+  // allocate_layout would choose after looking the type up again
+  inst->simple_layout = true;
+  inst->simple_value_holder[0] = nullptr;
+  inst->simple_holder_constructed = false;
+  inst->simple_instance_registered = false;
+  auto* value = new TensorDistAttr(std::move(a));
+  inst->simple_value_holder[0] = value;
   inst->owned = true;
-  attr_type->init_instance(inst, nullptr);
+  py::detail::register_instance(inst, value, attr_type);
+  inst->simple_instance_registered = true;
+  new (&inst->simple_value_holder[1]) std::unique_ptr<TensorDistAttr>(value);
+  inst->simple_holder_constructed = true;
   return obj;
 }
 
@@ -669,6 +680,10 @@ PYBIND11_MODULE(_core, m) {
   }
   rule_type = reinterpret_cast<PyTypeObject*>(rule_class.ptr());
   attr_type = py::detail::get_type_info(typeid(TensorDistAttr));
+  // new_attr writes pybind11's simple instance layout: check that this is the layout pybind11 uses
+  if (!attr_type->simple_type || !attr_type->simple_ancestors ||
+      attr_type->holder_size_in_ptrs * sizeof(void*) < sizeof(std::unique_ptr<TensorDistAttr>))
+    throw std::runtime_error("TensorDistAttr: unexpected pybind11 instance layout");
   spec_type = reinterpret_cast<PyTypeObject*>(m.attr("DistTensorSpec").ptr());
 
   m.def("get_phi_spmd_rule", [](const std::string& name) {
