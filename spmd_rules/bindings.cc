@@ -296,6 +296,27 @@ PyObject* new_attr(TensorDistAttr&& a) {
   return obj;
 }
 
+// Its counterpart: TensorDistAttr's tp_dealloc. An instance in the layout new_attr writes (no
+// weak references, no kept-alive patients) is taken apart directly; any other goes to pybind11's
+// own dealloc, which would look the type up again to find the same holder.
+destructor pybind_attr_dealloc = nullptr;
+
+void attr_dealloc(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  PyTypeObject* type = Py_TYPE(self);
+  if (type != attr_type->type || !inst->simple_layout || !inst->simple_holder_constructed || inst->weakrefs ||
+      inst->has_patients) {
+    pybind_attr_dealloc(self);
+    return;
+  }
+  void* value = inst->simple_value_holder[0];
+  if (inst->simple_instance_registered && !py::detail::deregister_instance(inst, value, attr_type))
+    py::pybind11_fail("TensorDistAttr dealloc: the instance was not registered");
+  reinterpret_cast<std::unique_ptr<TensorDistAttr>*>(&inst->simple_value_holder[1])->~unique_ptr();
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
 PyObject* to_python(ArgDistAttr&& a) {
   if (auto* t = std::get_if<TensorDistAttr>(&a)) return new_attr(std::move(*t));
   auto& list = std::get<std::vector<TensorDistAttr>>(a);
@@ -684,6 +705,10 @@ PYBIND11_MODULE(_core, m) {
   if (!attr_type->simple_type || !attr_type->simple_ancestors ||
       attr_type->holder_size_in_ptrs * sizeof(void*) < sizeof(std::unique_ptr<TensorDistAttr>))
     throw std::runtime_error("TensorDistAttr: unexpected pybind11 instance layout");
+  if (PyType_HasFeature(attr_type->type, Py_TPFLAGS_HAVE_GC))  // attr_dealloc does not untrack
+    throw std::runtime_error("TensorDistAttr: unexpected GC-tracked instances");
+  pybind_attr_dealloc = attr_type->type->tp_dealloc;
+  attr_type->type->tp_dealloc = attr_dealloc;
   spec_type = reinterpret_cast<PyTypeObject*>(m.attr("DistTensorSpec").ptr());
 
   m.def("get_phi_spmd_rule", [](const std::string& name) {
