@@ -381,22 +381,18 @@ class ReadAsPaddleDoes {
     if (!fix_inputs && !fix_outputs) return;
     const MeshPtr& mesh = reverse ? (out_mesh ? out_mesh : in_mesh) : (in_mesh ? in_mesh : out_mesh);
     if (!mesh) return;  // no tensor has a mesh: the rule says so
-    storage_.reserve(count);
+    if (count > kInline) storage_.reserve(count - kInline);
     tensor_params = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!is_tensor_kind(sig.params[i].kind)) continue;
       const bool input = tensor_params++ < entry.num_inputs;
       auto fix = [&](const DistMetaTensor* t) -> const DistMetaTensor* {
         if (t->absent()) return t;
-        if (input && reverse) {
-          storage_.emplace_back(t->shape, TensorDistAttr(mesh, t->rank()));
-          return &storage_.back();
-        }
+        if (input && reverse) return keep(t->shape, TensorDistAttr(mesh, t->rank()));
         if (!input && !t->attr.mesh()) {
           TensorDistAttr a = annotated_or_replicated(t->attr, t->rank());
           a.set_mesh(mesh);
-          storage_.emplace_back(t->shape, std::move(a));
-          return &storage_.back();
+          return keep(t->shape, std::move(a));
         }
         return t;
       };
@@ -406,12 +402,27 @@ class ReadAsPaddleDoes {
     }
   }
 
+  ~ReadAsPaddleDoes() {
+    for (std::size_t i = 0; i < n_inline_; ++i) reinterpret_cast<DistMetaTensor*>(inline_[i])->~DistMetaTensor();
+  }
+  ReadAsPaddleDoes(const ReadAsPaddleDoes&) = delete;
+  ReadAsPaddleDoes& operator=(const ReadAsPaddleDoes&) = delete;
+
  private:
   template <typename F>
   static void for_each(const Arg& a, F&& f) {
     if (a.tensor) f(a.tensor);
     for (const DistMetaTensor* t : a.tensors) f(t);
   }
+  // The first few replacements live here (no allocation for the common calls), the rest in storage_.
+  const DistMetaTensor* keep(const Shape& shape, TensorDistAttr&& attr) {
+    if (n_inline_ < kInline) return new (inline_[n_inline_++]) DistMetaTensor(shape, std::move(attr));
+    storage_.emplace_back(shape, std::move(attr));
+    return &storage_.back();
+  }
+  static constexpr std::size_t kInline = 4;
+  alignas(DistMetaTensor) unsigned char inline_[kInline][sizeof(DistMetaTensor)];
+  std::size_t n_inline_ = 0;
   std::vector<DistMetaTensor> storage_;
 };
 
