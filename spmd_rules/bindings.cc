@@ -271,8 +271,8 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, PyObject* const*
 
 // ---- results -------------------------------------------------------------------------------
 // A new Python TensorDistAttr owning `a` (moved): pybind11's own steps for a new instance (its
-// type's allocation, the value, holder and instance registration), without the per-call type
-// lookup and the search for an existing instance of that address that py::cast does.
+// type's allocation, the value and its holder), without the per-call type lookup and the search
+// for an existing instance of that address that py::cast does.
 const py::detail::type_info* attr_type = nullptr;  // set when the module is made
 
 PyObject* new_attr(TensorDistAttr&& a) {
@@ -289,8 +289,9 @@ PyObject* new_attr(TensorDistAttr&& a) {
   auto* value = new TensorDistAttr(std::move(a));
   inst->simple_value_holder[0] = value;
   inst->owned = true;
-  py::detail::register_instance(inst, value, attr_type);
-  inst->simple_instance_registered = true;
+  // Not entered in pybind11's map of C++ addresses to instances: that map lets a C++ pointer be
+  // cast back to its Python object, and nothing hands out this value's address (the attribute's
+  // getters return copies). Its flag says so, and both deallocs skip the removal.
   new (&inst->simple_value_holder[1]) std::unique_ptr<TensorDistAttr>(value);
   inst->simple_holder_constructed = true;
   return obj;
