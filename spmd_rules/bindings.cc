@@ -2,6 +2,8 @@
 // Python API (ProcessMesh, TensorDistAttr, DistTensorSpec, get_phi_spmd_rule). Arguments are
 // checked against each rule's signature here, so a wrong call raises instead of crashing.
 #include <algorithm>
+#include <optional>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -93,14 +95,26 @@ std::string type_name(const py::handle& h) { return py::str(py::type::handle_of(
                   ", got " + type_name(got));
 }
 
+// The Python types of DistTensorSpec and SpmdRule, set when the module is made: an argument of
+// exactly that type is read straight from its instance (no registry lookup per argument).
+PyTypeObject* spec_type = nullptr;
+PyTypeObject* rule_type = nullptr;
+
+template <typename T>
+T* instance_value(PyObject* obj) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  return static_cast<T*>(inst->simple_layout ? inst->simple_value_holder[0] : inst->get_value_and_holder().value_ptr());
+}
+
 const DistMetaTensor* as_tensor(const py::handle& h) {
-  py::detail::make_caster<DistMetaTensor> caster;  // one type lookup, no copy
+  if (Py_TYPE(h.ptr()) == spec_type) return instance_value<DistMetaTensor>(h.ptr());
+  py::detail::make_caster<DistMetaTensor> caster;  // a subclass: one type lookup, no copy
   if (!caster.load(h, false)) return nullptr;
   return &py::detail::cast_op<const DistMetaTensor&>(caster);
 }
 
 int64_t as_int(const CallSite& where, const Param& p, std::size_t pos, const py::handle& h, bool int32) {
-  if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) {
+  if (!PyLong_CheckExact(h.ptr()) && (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()))) {
     if (py::hasattr(h, "__index__") && !py::isinstance<py::bool_>(h) && !py::isinstance<py::float_>(h)) {
       return as_int(where, p, pos, py::int_(h.attr("__index__")()), int32);
     }
@@ -188,6 +202,17 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
                          : p.kind == ArgKind::kIntList  ? ArgKind::kInt
                                                         : ArgKind::kInt64};
       for (const auto& item : py::reinterpret_borrow<py::sequence>(h)) {
+        // A list of int tuples is read flat, row by row: a jaxpr's padding ((low, high), ...).
+        if ((p.kind == ArgKind::kIntList || p.kind == ArgKind::kInt64List) &&
+            (py::isinstance<py::tuple>(item) || py::isinstance<py::list>(item))) {
+          for (const auto& sub : py::reinterpret_borrow<py::sequence>(item)) {
+            if (!py::isinstance<py::int_>(sub) || py::isinstance<py::bool_>(sub))
+              throw TypeError(where + ": argument " + std::to_string(pos) + " '" + p.name + "' must be " +
+                              arg_kind_name(p.kind) + " (or a list of int tuples), but holds " + type_name(sub));
+            a->ints.push_back(as_int(where, elem, pos, sub, p.kind == ArgKind::kIntList));
+          }
+          continue;
+        }
         Arg e;
         try {
           parse_one(where, elem, pos, item, &e);
@@ -204,21 +229,35 @@ void parse_one(const CallSite& where, const Param& p, std::size_t pos, const py:
   }
 }
 
-ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& args, const py::kwargs* kwargs) {
+// The arguments of a vectorcall: `nargs` positional ones, then one per name in `kwnames`.
+ArgPack parse_args(const CallSite& where, const Signature& sig, PyObject* const* args, std::size_t nargs,
+                   PyObject* kwnames) {
   const auto& params = sig.params;
-  if (args.size() > params.size())
+  if (nargs > params.size())
     throw TypeError(where + " takes at most " + std::to_string(params.size()) + " arguments (" + sig.describe() +
-                    "), got " + std::to_string(args.size()));
+                    "), got " + std::to_string(nargs));
   ArgPack pack(params.size());
-  std::size_t given = 0;
-  for (std::size_t i = 0; i < args.size(); ++i, ++given) parse_one(where, params[i], i, args[i], &pack[i]);
-  std::size_t used_kwargs = 0;
-  for (std::size_t i = args.size(); i < params.size(); ++i) {
+  for (std::size_t i = 0; i < nargs; ++i) parse_one(where, params[i], i, args[i], &pack[i]);
+  const std::size_t nkw = kwnames ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
+  uint64_t given = 0;  // a bit per parameter named by a keyword (signatures have < 64)
+  for (std::size_t k = 0; k < nkw; ++k) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, k);
+    const char* text = PyUnicode_AsUTF8(name);
+    std::size_t i = nargs;
+    while (i < params.size() && params[i].name != text) ++i;
+    if (i == params.size()) {
+      for (std::size_t j = 0; j < nargs; ++j)
+        if (params[j].name == text)
+          throw TypeError(where + " got multiple values for argument '" + std::string(text) + "'");
+      throw TypeError(where + " got an unexpected keyword argument '" + std::string(text) + "'");
+    }
+    parse_one(where, params[i], i, args[nargs + k], &pack[i]);
+    given |= uint64_t{1} << (i & 63);
+  }
+  for (std::size_t i = nargs; i < params.size(); ++i) {
+    if (given >> (i & 63) & 1u) continue;
     const Param& p = params[i];
-    if (kwargs && kwargs->contains(p.name.c_str())) {
-      parse_one(where, p, i, (*kwargs)[p.name.c_str()], &pack[i]);
-      ++used_kwargs;
-    } else if (p.kind == ArgKind::kOptionalTensor || p.kind == ArgKind::kOutputTensor) {
+    if (p.kind == ArgKind::kOptionalTensor || p.kind == ArgKind::kOutputTensor) {
       pack[i].tensor = &absent_tensor();
     } else if (p.has_default) {
       pack[i] = p.default_value;
@@ -227,30 +266,75 @@ ArgPack parse_args(const CallSite& where, const Signature& sig, const py::args& 
                       sig.describe() + ")");
     }
   }
-  if (kwargs && used_kwargs != kwargs->size())
-    for (const auto& kv : *kwargs) {
-      std::string k = py::str(kv.first);
-      bool known = false;
-      for (std::size_t i = args.size(); i < params.size(); ++i) known |= params[i].name == k;
-      if (!known) throw TypeError(where + " got an unexpected keyword argument '" + k + "'");
-    }
   return pack;
 }
 
 // ---- results -------------------------------------------------------------------------------
-py::object to_python(ArgDistAttr&& a) {
-  if (auto* t = std::get_if<TensorDistAttr>(&a)) return py::cast(std::move(*t));
+// A new Python TensorDistAttr owning `a` (moved): pybind11's own steps for a new instance (its
+// type's allocation, the value and its holder), without the per-call type lookup and the search
+// for an existing instance of that address that py::cast does.
+const py::detail::type_info* attr_type = nullptr;  // set when the module is made
+
+PyObject* new_attr(TensorDistAttr&& a) {
+  PyTypeObject* type = attr_type->type;
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) throw py::error_already_set();
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  // TensorDistAttr's layout is pybind11's simple one (one type, a unique_ptr holder), which
+  // allocate_layout would choose after looking the type up again
+  inst->simple_layout = true;
+  inst->simple_value_holder[0] = nullptr;
+  inst->simple_holder_constructed = false;
+  inst->simple_instance_registered = false;
+  auto* value = new TensorDistAttr(std::move(a));
+  inst->simple_value_holder[0] = value;
+  inst->owned = true;
+  // Not entered in pybind11's map of C++ addresses to instances: that map lets a C++ pointer be
+  // cast back to its Python object, and nothing hands out this value's address (the attribute's
+  // getters return copies). Its flag says so, and both deallocs skip the removal.
+  new (&inst->simple_value_holder[1]) std::unique_ptr<TensorDistAttr>(value);
+  inst->simple_holder_constructed = true;
+  return obj;
+}
+
+// Its counterpart: TensorDistAttr's tp_dealloc. An instance in the layout new_attr writes (no
+// weak references, no kept-alive patients) is taken apart directly; any other goes to pybind11's
+// own dealloc, which would look the type up again to find the same holder.
+destructor pybind_attr_dealloc = nullptr;
+
+void attr_dealloc(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  PyTypeObject* type = Py_TYPE(self);
+  if (type != attr_type->type || !inst->simple_layout || !inst->simple_holder_constructed || inst->weakrefs ||
+      inst->has_patients) {
+    pybind_attr_dealloc(self);
+    return;
+  }
+  void* value = inst->simple_value_holder[0];
+  if (inst->simple_instance_registered && !py::detail::deregister_instance(inst, value, attr_type))
+    py::pybind11_fail("TensorDistAttr dealloc: the instance was not registered");
+  reinterpret_cast<std::unique_ptr<TensorDistAttr>*>(&inst->simple_value_holder[1])->~unique_ptr();
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* to_python(ArgDistAttr&& a) {
+  if (auto* t = std::get_if<TensorDistAttr>(&a)) return new_attr(std::move(*t));
   auto& list = std::get<std::vector<TensorDistAttr>>(a);
   py::list out(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) out[i] = py::cast(std::move(list[i]));
-  return std::move(out);
+  for (std::size_t i = 0; i < list.size(); ++i) PyList_SET_ITEM(out.ptr(), i, new_attr(std::move(list[i])));
+  return out.release().ptr();
 }
 
 py::tuple to_python(SpmdInfo&& info) {
   py::list ins(info.inputs.size()), outs(info.outputs.size());
-  for (std::size_t i = 0; i < info.inputs.size(); ++i) ins[i] = to_python(std::move(info.inputs[i]));
-  for (std::size_t i = 0; i < info.outputs.size(); ++i) outs[i] = to_python(std::move(info.outputs[i]));
-  return py::make_tuple(std::move(ins), std::move(outs));
+  for (std::size_t i = 0; i < info.inputs.size(); ++i) PyList_SET_ITEM(ins.ptr(), i, to_python(std::move(info.inputs[i])));
+  for (std::size_t i = 0; i < info.outputs.size(); ++i) PyList_SET_ITEM(outs.ptr(), i, to_python(std::move(info.outputs[i])));
+  PyObject* pair = PyTuple_New(2);
+  if (!pair) throw py::error_already_set();
+  PyTuple_SET_ITEM(pair, 0, ins.release().ptr());
+  PyTuple_SET_ITEM(pair, 1, outs.release().ptr());
+  return py::reinterpret_steal<py::tuple>(pair);
 }
 
 // (name, kind, has_default) per parameter, for tools that build calls (the CLI, verify).
@@ -265,11 +349,92 @@ struct PyRule {
   std::string name;  // the name it was looked up by
 };
 
-py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const py::args& args,
-               const py::kwargs* kwargs) {
+// What a rule reads of the tensors it is handed, as Paddle's rules read them:
+// - a reverse call reads only the inputs' shapes: each input is handed over replicated on the
+//   outputs' mesh, so a mapping left stale by an earlier statement (another rank, a mesh dim
+//   the mesh lacks) is not an error; the shapes are still checked against the outputs;
+// - an output given without a mesh (Paddle's tests build output specs from TensorDistAttr())
+//   is on the other tensors' mesh, replicated unless it has a mapping of its own.
+// Tensors are replaced only where needed; `storage` owns the replacements for the call.
+class ReadAsPaddleDoes {
+ public:
+  ReadAsPaddleDoes(const RuleEntry& entry, const Signature& sig, bool reverse, ArgPack& pack) {
+    const std::size_t n = std::min(sig.params.size(), pack.size());
+    std::size_t tensor_params = 0, count = 0;
+    MeshPtr in_mesh, out_mesh;
+    bool fix_inputs = false, fix_outputs = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!is_tensor_kind(sig.params[i].kind)) continue;
+      const bool input = tensor_params++ < entry.num_inputs;
+      for_each(pack[i], [&](const DistMetaTensor* t) {
+        ++count;
+        if (t->absent()) return;
+        const MeshPtr& m = t->attr.mesh();
+        if (input) {
+          if (!in_mesh && m) in_mesh = m;
+          fix_inputs |= reverse;
+        } else {
+          if (!out_mesh && m) out_mesh = m;
+          fix_outputs |= !m;
+        }
+      });
+    }
+    if (!fix_inputs && !fix_outputs) return;
+    const MeshPtr& mesh = reverse ? (out_mesh ? out_mesh : in_mesh) : (in_mesh ? in_mesh : out_mesh);
+    if (!mesh) return;  // no tensor has a mesh: the rule says so
+    if (count > kInline) storage_.reserve(count - kInline);
+    tensor_params = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!is_tensor_kind(sig.params[i].kind)) continue;
+      const bool input = tensor_params++ < entry.num_inputs;
+      auto fix = [&](const DistMetaTensor* t) -> const DistMetaTensor* {
+        if (t->absent()) return t;
+        if (input && reverse) return keep(t->shape, TensorDistAttr(mesh, t->rank()));
+        if (!input && !t->attr.mesh()) {
+          TensorDistAttr a = annotated_or_replicated(t->attr, t->rank());
+          a.set_mesh(mesh);
+          return keep(t->shape, std::move(a));
+        }
+        return t;
+      };
+      Arg& a = pack[i];
+      if (a.tensor) a.tensor = fix(a.tensor);
+      for (auto& t : a.tensors) t = fix(t);
+    }
+  }
+
+  ~ReadAsPaddleDoes() {
+    for (std::size_t i = 0; i < n_inline_; ++i) reinterpret_cast<DistMetaTensor*>(inline_[i])->~DistMetaTensor();
+  }
+  ReadAsPaddleDoes(const ReadAsPaddleDoes&) = delete;
+  ReadAsPaddleDoes& operator=(const ReadAsPaddleDoes&) = delete;
+
+ private:
+  template <typename F>
+  static void for_each(const Arg& a, F&& f) {
+    if (a.tensor) f(a.tensor);
+    for (const DistMetaTensor* t : a.tensors) f(t);
+  }
+  // The first few replacements live here (no allocation for the common calls), the rest in storage_.
+  const DistMetaTensor* keep(const Shape& shape, TensorDistAttr&& attr) {
+    if (n_inline_ < kInline) return new (inline_[n_inline_++]) DistMetaTensor(shape, std::move(attr));
+    storage_.emplace_back(shape, std::move(attr));
+    return &storage_.back();
+  }
+  static constexpr std::size_t kInline = 4;
+  alignas(DistMetaTensor) unsigned char inline_[kInline][sizeof(DistMetaTensor)];
+  std::size_t n_inline_ = 0;
+  std::vector<DistMetaTensor> storage_;
+};
+
+py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, PyObject* const* args, std::size_t nargs,
+               PyObject* kwnames) {
   const CallSite where{&r.name, which};
   if (!fn.fn) throw NotImplementedError(where.str() + ": rule '" + r.name + "' has no second function");
-  ArgPack pack = parse_args(where, fn.signature, args, kwargs);
+  ArgPack pack = parse_args(where, fn.signature, args, nargs, kwnames);
+  const bool reverse = &fn == &r.entry->second && r.entry->second_kind == SecondKind::kReverse;
+  std::optional<ReadAsPaddleDoes> read;  // (a grad rule's arguments are another entry's inputs)
+  if (reverse || &fn == &r.entry->forward) read.emplace(*r.entry, fn.signature, reverse, pack);
   // Rules name themselves by their spec entry; an alias call (add -> elementwise_binary) should
   // read as the name the user called. Only the error path pays for this.
   auto renamed = [&](const std::exception& e) {
@@ -290,11 +455,12 @@ py::tuple call(const PyRule& r, const RuleFunction& fn, const char* which, const
 }
 
 // SpmdRule.factors: the forward arguments in, the call's factor table out (off the inference path).
-FactorTable factors(const PyRule& r, const py::args& args, const py::kwargs* kwargs) {
+FactorTable factors(const PyRule& r, PyObject* const* args, std::size_t nargs, PyObject* kwnames) {
   const CallSite where{&r.name, "factors"};
   if (!r.entry->factors)
     throw ValueError(where.str() + ": rule '" + r.name + "' is hand-written C++ (" + r.entry->spec + ") and has no factor table");
-  ArgPack pack = parse_args(where, r.entry->forward.signature, args, kwargs);
+  ArgPack pack = parse_args(where, r.entry->forward.signature, args, nargs, kwnames);
+  ReadAsPaddleDoes read(*r.entry, r.entry->forward.signature, false, pack);
   try {
     return r.entry->factors(pack);
   } catch (const ValueError& e) {  // name the rule as it was called (an alias), as call() does
@@ -304,6 +470,57 @@ FactorTable factors(const PyRule& r, const py::args& args, const py::kwargs* kwa
     throw ValueError(msg);
   }
 }
+
+// ---- SpmdRule's call methods: plain vectorcall functions -----------------------------------
+// pybind11's dispatcher would copy the arguments into a tuple (and a dict for keywords) and try
+// overloads in turn; these read the caller's argument vector as it is.
+const PyRule& rule_of(PyObject* self) {
+  if (Py_TYPE(self) == rule_type) return *instance_value<PyRule>(self);
+  return py::cast<const PyRule&>(py::handle(self));
+}
+
+template <typename Body>
+PyObject* guarded(Body&& body) {
+  try {
+    return body().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();  // the module's translator: ValueError -> ValueError, ...
+  }
+  return nullptr;
+}
+
+PyObject* rule_infer_forward(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&] {
+    const PyRule& r = rule_of(self);
+    return call(r, r.entry->forward, "infer_forward", args, static_cast<std::size_t>(nargs), kwnames);
+  });
+}
+
+PyObject* rule_infer_backward(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&] {
+    const PyRule& r = rule_of(self);
+    return call(r, r.entry->second, "infer_backward", args, static_cast<std::size_t>(nargs), kwnames);
+  });
+}
+
+PyObject* rule_factors(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&] {
+    return py::cast(factors(rule_of(self), args, static_cast<std::size_t>(nargs), kwnames));
+  });
+}
+
+PyMethodDef rule_methods[] = {
+    {"infer_forward", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rule_infer_forward)),
+     METH_FASTCALL | METH_KEYWORDS, "infer_forward(*inputs, *attrs) -> (input layouts, output layouts)"},
+    {"infer_backward", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rule_infer_backward)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "infer_backward(*inputs, *outputs, *attrs) -> (input layouts, output layouts); a grad rule's arguments "
+     "for a grad second function"},
+    {"factors", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(rule_factors)),
+     METH_FASTCALL | METH_KEYWORDS, "factors(*infer_forward's arguments) -> FactorTable"},
+};
 
 // ---- TensorDistAttr helpers ----------------------------------------------------------------
 void set_partial_dims(TensorDistAttr& a, const std::vector<int64_t>& dims, const std::string& type) {
@@ -466,22 +683,8 @@ PYBIND11_MODULE(_core, m) {
 
   bind_factor_table(m);
 
-  py::class_<PyRule>(m, "SpmdRule")
-      // Positional calls (Paddle's style) take the first overload and never build a kwargs dict.
-      .def("infer_forward", [](const PyRule& r, const py::args& a) {
-        return call(r, r.entry->forward, "infer_forward", a, nullptr);
-      })
-      .def("infer_forward", [](const PyRule& r, const py::args& a, const py::kwargs& k) {
-        return call(r, r.entry->forward, "infer_forward", a, &k);
-      })
-      .def("infer_backward", [](const PyRule& r, const py::args& a) {
-        return call(r, r.entry->second, "infer_backward", a, nullptr);
-      })
-      .def("infer_backward", [](const PyRule& r, const py::args& a, const py::kwargs& k) {
-        return call(r, r.entry->second, "infer_backward", a, &k);
-      })
-      .def("factors", [](const PyRule& r, const py::args& a) { return factors(r, a, nullptr); })
-      .def("factors", [](const PyRule& r, const py::args& a, const py::kwargs& k) { return factors(r, a, &k); })
+  py::class_<PyRule> rule_class(m, "SpmdRule");
+  rule_class
       .def_property_readonly("name", [](const PyRule& r) { return r.name; })
       .def_property_readonly("op", [](const PyRule& r) { return r.entry->name; })
       .def_property_readonly("spec", [](const PyRule& r) { return r.entry->spec; })
@@ -502,6 +705,23 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("forward_signature", [](const PyRule& r) { return r.entry->forward.signature.describe(); })
       .def_property_readonly("backward_signature", [](const PyRule& r) { return r.entry->second.signature.describe(); })
       .def("__repr__", [](const PyRule& r) { return "<SpmdRule " + r.name + " (" + r.entry->spec + ")>"; });
+  for (PyMethodDef& def : rule_methods) {  // the call methods (see rule_infer_forward)
+    py::object method = py::reinterpret_steal<py::object>(
+        PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(rule_class.ptr()), &def));
+    if (!method) throw py::error_already_set();
+    rule_class.attr(def.ml_name) = method;
+  }
+  rule_type = reinterpret_cast<PyTypeObject*>(rule_class.ptr());
+  attr_type = py::detail::get_type_info(typeid(TensorDistAttr));
+  // new_attr writes pybind11's simple instance layout: check that this is the layout pybind11 uses
+  if (!attr_type->simple_type || !attr_type->simple_ancestors ||
+      attr_type->holder_size_in_ptrs * sizeof(void*) < sizeof(std::unique_ptr<TensorDistAttr>))
+    throw std::runtime_error("TensorDistAttr: unexpected pybind11 instance layout");
+  if (PyType_HasFeature(attr_type->type, Py_TPFLAGS_HAVE_GC))  // attr_dealloc does not untrack
+    throw std::runtime_error("TensorDistAttr: unexpected GC-tracked instances");
+  pybind_attr_dealloc = attr_type->type->tp_dealloc;
+  attr_type->type->tp_dealloc = attr_dealloc;
+  spec_type = reinterpret_cast<PyTypeObject*>(m.attr("DistTensorSpec").ptr());
 
   m.def("get_phi_spmd_rule", [](const std::string& name) {
     const RuleEntry* e = Registry::instance().find(name);

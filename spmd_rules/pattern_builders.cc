@@ -274,6 +274,26 @@ void scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTe
   plan.eq.result = g.operand;
 }
 
+// A scatter whose combiner is not a sum (set, mul): an update dim that indexes (in no operand
+// dim) is never split, since ranks writing their own updates into their own copies of the operand
+// leave no partial state that one reduction could merge.
+void scatter_overwrite_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                const DistMetaTensor& indices, const DistMetaTensor& updates,
+                                const std::vector<int64_t>& update_window_dims,
+                                const std::vector<int64_t>& inserted_window_dims,
+                                const std::vector<int64_t>& scatter_dims_to_operand_dims,
+                                const std::vector<int64_t>& input_batching_dims,
+                                const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim) {
+  scatter_patterns(plan, op, operand, indices, updates, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, input_batching_dims, scatter_indices_batching_dims, index_vector_dim);
+  uint32_t in_operand = 0;
+  for (const NotationItem& item : plan.eq.operands[0])
+    if (item.kind == NotationItem::kLetter) in_operand |= 1u << (item.name - 'a');
+  for (const NotationItem& item : plan.eq.operands[2])
+    if (item.kind == NotationItem::kLetter && !(in_operand >> (item.name - 'a') & 1u))
+      plan.whole |= 1u << (item.name - 'a');
+}
+
 void dynamic_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
                             const std::vector<int64_t>& slice_sizes) {
   if (slice_sizes.size() != operand.rank())

@@ -41,6 +41,14 @@ void scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTe
                       const std::vector<int64_t>& scatter_dims_to_operand_dims,
                       const std::vector<int64_t>& input_batching_dims,
                       const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim);
+// scatter with a combiner that is not a sum: the updates' indexing dims are never split
+void scatter_overwrite_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                const DistMetaTensor& indices, const DistMetaTensor& updates,
+                                const std::vector<int64_t>& update_window_dims,
+                                const std::vector<int64_t>& inserted_window_dims,
+                                const std::vector<int64_t>& scatter_dims_to_operand_dims,
+                                const std::vector<int64_t>& input_batching_dims,
+                                const std::vector<int64_t>& scatter_indices_batching_dims, int64_t index_vector_dim);
 void dynamic_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
                             const std::vector<int64_t>& slice_sizes);
 void dynamic_update_slice_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
@@ -65,6 +73,15 @@ void reduce_window_patterns(PatternPlan& plan, const std::string& op, const std:
                             const std::vector<int64_t>& window_dimensions, const std::vector<int64_t>& window_strides,
                             const std::vector<int64_t>& base_dilations, const std::vector<int64_t>& window_dilations,
                             const std::vector<int64_t>& padding);
+// select_and_gather_add (tangents, operand -> windowed) and select_and_scatter_add (source,
+// operand -> operand-shaped): reduce_window's dims rule (window_builders.cc)
+void window_pair_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& tangents,
+                          const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                          const std::vector<int64_t>& window_strides, const std::vector<int64_t>& base_dilations,
+                          const std::vector<int64_t>& window_dilations, const std::vector<int64_t>& padding);
+void window_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& source,
+                             const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                             const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding);
 // convolution (window_builders.cc), JAX's ConvDimensionNumbers: lhs_spec = (batch, feature,
 // spatial...) dims of lhs, rhs_spec = (output feature, input feature, spatial...) of rhs,
 // out_spec = (batch, feature, spatial...) of the result; padding flat (low, high) per spatial dim.

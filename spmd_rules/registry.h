@@ -31,6 +31,7 @@ struct RuleEntry {
   std::string grad_rule;   // for grad second functions: the entry whose forward computes the grads
   std::vector<std::string> aliases;
   bool handwritten = false;
+  uint8_t num_inputs = 0;  // tensor parameters that are the op's inputs; the outputs follow them
   // The factor table of a forward call (same arguments); null for hand-written rules.
   FactorTable (*factors)(const ArgPack&) = nullptr;
 };

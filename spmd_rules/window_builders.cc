@@ -74,6 +74,34 @@ void reduce_window_patterns(PatternPlan& plan, const std::string& op, const std:
   while (plan.eq.operands.size() < operands.size()) plan.eq.operands.push_back(plan.eq.operands[0]);
 }
 
+// select_and_gather_add(tangents, operand): both operand-shaped, the result windowed.
+void window_pair_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& tangents,
+                          const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                          const std::vector<int64_t>& window_strides, const std::vector<int64_t>& base_dilations,
+                          const std::vector<int64_t>& window_dilations, const std::vector<int64_t>& padding) {
+  if (tangents.rank() != operand.rank())
+    throw ValueError(op + ": tangents have rank " + std::to_string(tangents.rank()) + ", operand " +
+                     std::to_string(operand.rank()));
+  window_patterns(plan, op, operand, window_dimensions, window_strides, base_dilations, window_dilations, padding);
+  plan.eq.operands.push_back(plan.eq.operands[0]);
+}
+
+// select_and_scatter_add(source, operand): source is windowed (the reduce_window's result), the
+// result operand-shaped; a windowed dim is whole in all three (a permutation factor).
+void window_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& source,
+                             const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
+                             const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding) {
+  if (source.rank() != operand.rank())
+    throw ValueError(op + ": source has rank " + std::to_string(source.rank()) + ", operand " +
+                     std::to_string(operand.rank()));
+  window_patterns(plan, op, operand, window_dimensions, window_strides, {}, {}, padding);
+  const Pattern full = plan.eq.operands[0];
+  plan.eq.operands[0] = plan.eq.result;  // source: the windowed pattern
+  plan.eq.operands.push_back(full);
+  plan.eq.result = full;
+  for (int64_t d : plan.resized) plan.born[d] = operand.shape[d];  // the result has the operand's sizes
+}
+
 }  // namespace spmd
 
 namespace spmd {

@@ -79,7 +79,8 @@ def user_frame(traceback):
 PRIMITIVE_MODULES = ("jax._src.lax.lax", "jax._src.lax.slicing", "jax._src.lax.special", "jax._src.lax.parallel",
                      "jax._src.lax.control_flow", "jax._src.lax.convolution", "jax._src.lax.windowed_reductions",
                      "jax._src.ad_util", "jax._src.ad_checkpoint", "jax._src.pjit", "jax._src.shard_map",
-                     "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg")
+                     "jax._src.custom_derivatives", "jax._src.lax.ann", "jax._src.lax.linalg",
+                     "jax._src.random.prng", "jax._src.random.threefry2x32")
 
 
 def primitive_modules() -> list:
@@ -99,3 +100,11 @@ slicing = types.SimpleNamespace(GatherDimensionNumbers=jax.lax.GatherDimensionNu
                                 GatherScatterMode=jax.lax.GatherScatterMode)
 convolution = types.SimpleNamespace(ConvDimensionNumbers=jax.lax.ConvDimensionNumbers)
 lax = types.SimpleNamespace(Precision=jax.lax.Precision, RoundingMethod=jax.lax.RoundingMethod)
+
+
+def prng_internals():
+    """(dtypes, core, prng): the private modules behind PRNG key arrays (spmdkit.ir.jax_keys
+    replaces key values by their uint32 data as JAX's own lowering does)."""
+    from jax._src import core, dtypes
+    from jax._src.random import prng
+    return dtypes, core, prng

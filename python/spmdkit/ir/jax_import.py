@@ -37,6 +37,7 @@ import numpy as np
 from .constants import dense_attr
 from .core import Block, Function, Op, Program, Region, Value
 from .errors import IRError
+from .jax_keys import physical_aval, physical_data, physical_jaxpr, touches_keys
 from .jax_params import ParamError, attrs_from_params, jax_mesh_axes, remember_primitive
 from .types import TensorType, element_type
 
@@ -106,6 +107,7 @@ class _Importer:
             env[var] = self.constant(block, const, var.aval)
 
     def constant(self, block: Block, data, aval) -> Value:
+        data, aval = physical_data(data, aval), physical_aval(aval)
         array = np.asarray(data, dtype=aval.dtype)
         op = block.append(Op.create("stablehlo.constant", [], [_type(aval)], {"value": dense_attr(array)}))
         return op.result
@@ -138,6 +140,8 @@ class _Importer:
                 results = self.scan(block, eqn, operands, here)
             elif prim in ("sharding_constraint", "reshard"):
                 results = self.sharding_constraint(block, eqn, operands, result_types, here)
+            elif touches_keys(eqn):  # PRNG keys: their uint32 data and the ops JAX lowers to
+                results = self.inline_jaxpr(block, physical_jaxpr(eqn), operands, here + " (on key data)")
             else:
                 results = self.rule_op(block, eqn, operands, result_types, here)
             for var, value in zip(eqn.outvars, results):
@@ -250,10 +254,13 @@ class _Importer:
         """A scan as JAX would run it: a while loop over an index that slices the scanned inputs and
         writes the stacked outputs. JAX traces that loop (so every op has its exact params), and
         the traced jaxpr is imported in place of the equation."""
-        sub = _scan_as_while(eqn)
+        return self.inline_jaxpr(block, _scan_as_while(eqn), operands, here + " (as while)")
+
+    def inline_jaxpr(self, block, sub, operands, here) -> list[Value]:
+        """The ops of closed jaxpr `sub` applied to `operands`, in place of an equation."""
         env = dict(zip(sub.jaxpr.invars, operands))
         self._bind_consts(block, sub.jaxpr.constvars, sub.consts, env)
-        self.lower(block, sub.jaxpr, env, here + " (as while)")
+        self.lower(block, sub.jaxpr, env, here)
         return [self.read(block, env, v, here) for v in sub.jaxpr.outvars]
 
     def sharding_constraint(self, block, eqn, operands, result_types, here) -> list[Value]:
@@ -458,6 +465,7 @@ def _is_jaxpr(value) -> bool:
 
 
 def _type(aval) -> TensorType:
+    aval = physical_aval(aval)  # a PRNG key array is held as its uint32 data
     if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
         raise JaxImportError(f"value of abstract type {aval} is not a tensor (tokens and refs are not supported)")
     return TensorType(tuple(aval.shape), element_type(np.dtype(aval.dtype).name))

@@ -18,7 +18,8 @@ interpreter binds the primitive with them. Encodings:
   globally (ir.evaluate) and on local blocks inside a shard_map (partition.execute);
 - params that are None -> omitted, their names listed in the attribute `jax.none_params`;
 - sets -> sorted lists, their names listed in `jax.set_params`;
-- a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype).
+- a scatter's `update_jaxpr` -> omitted: the primitive name fixes it (rebuilt from the dtype);
+- select_and_scatter_add's `select_prim` (a primitive) -> its name.
 Params that are jaxprs are the importer's business (regions, functions), never attributes.
 `jax._src` is private: every use of it is in spmdkit.jax_compat.
 """
@@ -120,6 +121,8 @@ def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) 
         elif sharding_attr is not None and _is_named_sharding(value):
             attrs[key] = sharding_attr(value, where)
             shardings.append(key)
+        elif key == "select_prim":  # select_and_scatter_add's choice, a primitive (ge / le): its name
+            attrs[key] = value.name
         elif isinstance(value, (frozenset, set)):
             attrs[key] = sorted((encode_value(v, where) for v in value), key=repr)
             sets.append(key)
@@ -197,6 +200,8 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
     for key, value in attrs.items():
         if key in DTYPE_PARAMS:
             params[key] = jnp.dtype(value)
+        elif key == "select_prim":
+            params[key] = primitive(value)
         elif key in enums and value is not None:
             cls = enums[key]
             try:

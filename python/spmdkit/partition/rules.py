@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..ir import Op, RuleBindingError
 from ..ir.bind_jax import bind
 from .errors import PartitionError
-from .layouts import ProgramMesh, from_dist_attr, to_spec
+from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec
 
 # ops with no operands whose result every device can compute whole; a consumer that needs it
 # split slices it locally (a free reshard step)
@@ -46,7 +46,9 @@ def _bound(op):
         call = bind(view)
     except RuleBindingError as e:
         raise PartitionError(e.reason, op=original) from None
-    flat = [v for item in call.inputs if item is not None for v in (item if isinstance(item, list) else [item])]
+    results = {id(v) for v in op.results}  # a rule with no tensor input is handed its results (iota)
+    flat = [v for item in call.inputs if item is not None for v in (item if isinstance(item, list) else [item])
+            if id(v) not in results]
     if [id(v) for v in flat] != [id(v) for v in op.operands]:
         raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
     return name, call
@@ -92,8 +94,9 @@ def op_layouts(op, desired: dict, pm: ProgramMesh):
     name, call = _bound(op)
     original = op.name
 
-    def spec_of(value):
-        return to_spec(desired[id(value)], value.type.shape, pm)
+    def spec_of(value):  # a result handed to the rule (no tensor input) proposes nothing: whole
+        layout = desired[id(value)] if id(value) in desired else replicated(value.type.rank)
+        return to_spec(layout, value.type.shape, pm)
 
     try:
         ins, outs = call.infer_forward(spec_of)

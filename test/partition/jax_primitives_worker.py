@@ -1,0 +1,64 @@
+"""Partitions and runs, on 4 virtual CPU devices, programs made of the primitives that gained rules
+for JAX coverage (docs/jax_primitives.md); prints one JSON line: case -> results equal JAX's.
+Started by test_partition_jax_primitives.py (XLA_FLAGS must be set before JAX starts)."""
+import json
+import os
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.sharding import Mesh as JaxMesh  # noqa: E402
+
+from spmdkit.ir import import_jax  # noqa: E402
+from spmdkit.partition import partition, to_jax  # noqa: E402
+from spmdkit.sharding import Mesh, parse_sharding  # noqa: E402
+
+
+def dropout_and_math(x, idx, key):
+    k1, k2 = jax.random.split(key)
+    keep = jax.random.bernoulli(k1, 0.8, x.shape)
+    h = jnp.where(keep, x / 0.8, 0.0)
+    h = jax.nn.gelu(h, approximate=False) + lax.erf_inv(jnp.tanh(x) * 0.5) + lax.cbrt(x) + lax.nextafter(x, h)
+    v, i = lax.top_k(h, 3)
+    s = jnp.sort(h, axis=1) + jnp.cumsum(h, axis=1) + lax.cummax(h, axis=1)
+    t = h.at[:, 0].set(1.0).at[idx].mul(2.0).at[idx].max(0.5).at[idx].add(-1.0)
+    r = jax.random.normal(k2, x.shape) * 0.01
+    u = jnp.stack([h, x], axis=0).sum(0) + jnp.tile(x.reshape(8, 2, 4).sum(1), (1, 2)) + jnp.concatenate(jnp.unstack(h.reshape(8, 2, 4), axis=1), axis=1)
+    return v.sum() + i.sum() + (s + t + r + u).sum(1) + jnp.argmax(h, axis=1) + lax.square(h).sum(1)
+
+
+def pooling_grad(x):
+    import flax.linen as nn
+    return jax.grad(lambda x: nn.max_pool(x, (2, 2), strides=(2, 2)).sum()
+                    + jnp.tanh(nn.max_pool(x, (3, 3), padding="SAME")).sum())(x)
+
+
+def run(fn, args, shardings, data_args):
+    mesh = Mesh({"x": 2, "y": 2})
+    program = import_jax(fn, *args, arg_shardings=[parse_sharding(s) if s else None for s in shardings],
+                         meshes={"mesh": mesh}, inline_calls=True)
+    jax_mesh = JaxMesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+    got = to_jax(partition(program), jax_mesh)(*data_args)
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+    return all(np.allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5) for g, w in zip(got, want))
+
+
+def main():
+    x = jnp.arange(64.0).reshape(8, 8) / 17 - 1.5
+    idx = jnp.array([1, 3])
+    key = jax.random.key(7)
+    img = jnp.sin(jnp.arange(4 * 8 * 8 * 4.0)).reshape(4, 8, 8, 4)
+    out = {
+        "dropout_and_math": run(dropout_and_math, (x, idx, key),
+                                ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>', None, None],
+                                (x, idx, jax.random.key_data(key))),
+        "pooling_grad": run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'], (img,)),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
