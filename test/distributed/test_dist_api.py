@@ -96,8 +96,9 @@ def test_parallelize_names_the_op_without_a_rule(strategy):
     if strategy == "propagate" and not has_propagation():
         pytest.skip("this build of spmdkit._core has no propagation engine")
     # propagation leaves the op opaque; the partitioner then refuses it by name
-    with pytest.raises(PartitionError, match="op 'jax.cbrt'.*no sharding rule"):
-        parallelize(lambda x: jnp.cbrt(x) * 2.0, MESH, ([Shard(0), Replicate()],), strategy=strategy,
+    # (cholesky has no rule: docs/jax_primitives.md, linear algebra)
+    with pytest.raises(PartitionError, match="op 'jax.cholesky'.*no sharding rule"):
+        parallelize(lambda x: jax.lax.linalg.cholesky(x, symmetrize_input=False) * 2.0, MESH, ([Shard(0), Replicate()],), strategy=strategy,
                     example_args=(np.ones((4, 4), np.float32),))
 
 
