@@ -12,7 +12,7 @@ import numpy as np
 from ..cases import Sample
 from ..kernels import kernel
 from ..samplers import _rank, random_dim, random_shape, sampler, tensor
-from .jax_stablehlo import _index_vectors, _start, _x
+from .jax_stablehlo import _index_vectors, _start, _x, hlo_scatter_combine
 
 
 # ---- kernels ---------------------------------------------------------------------------------
@@ -119,28 +119,6 @@ def rng_bit_generator(key, shape):
 def reduce_xor(operand, axes):
     v = _as_int32(operand)
     return np.bitwise_xor.reduce(v, axis=tuple(axes)).astype(float) if len(axes) else v.astype(float)
-
-
-@kernel
-def hlo_scatter_combine(fn, operand, scatter_indices, updates, update_window_dims, inserted_window_dims,
-                        scatter_dims_to_operand_dims, input_batching_dims=(), scatter_indices_batching_dims=(),
-                        index_vector_dim=-1):
-    """A scatter whose combiner is `fn` (None: the update replaces the element), updates in order."""
-    idx, ivd = _index_vectors(scatter_indices, index_vector_dim)
-    window_dims = [d for d in range(operand.ndim) if d not in inserted_window_dims and d not in input_batching_dims]
-    sizes = [1] * operand.ndim
-    for d, od in zip(update_window_dims, window_dims):
-        sizes[od] = updates.shape[d]
-    scatter_dims = [d for d in range(updates.ndim) if d not in update_window_dims]
-    out = np.array(operand, dtype=float)
-    for pos in np.ndindex(*updates.shape):
-        b = [pos[d] for d in scatter_dims]
-        s = _start(operand.shape, idx[tuple(b)], b, scatter_dims_to_operand_dims, input_batching_dims,
-                   scatter_indices_batching_dims, ivd, sizes)
-        for d, od in zip(update_window_dims, window_dims):
-            s[od] += pos[d]
-        out[tuple(s)] = updates[pos] if fn is None else fn(out[tuple(s)], updates[pos])
-    return out
 
 
 # ---- samplers --------------------------------------------------------------------------------

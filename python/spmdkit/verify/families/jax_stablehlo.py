@@ -188,9 +188,10 @@ def hlo_gather(operand, start_indices, offset_dims, collapsed_slice_dims, start_
 
 
 @kernel
-def hlo_scatter_add(operand, scatter_indices, updates, update_window_dims, inserted_window_dims,
-                    scatter_dims_to_operand_dims, input_batching_dims=(), scatter_indices_batching_dims=(),
-                    index_vector_dim=-1):
+def hlo_scatter_combine(fn, operand, scatter_indices, updates, update_window_dims, inserted_window_dims,
+                        scatter_dims_to_operand_dims, input_batching_dims=(), scatter_indices_batching_dims=(),
+                        index_vector_dim=-1):
+    """A scatter whose combiner is `fn` (None: the update replaces the element), updates in order."""
     idx, ivd = _index_vectors(scatter_indices, index_vector_dim)
     window_dims = [d for d in range(operand.ndim) if d not in inserted_window_dims and d not in input_batching_dims]
     sizes = [1] * operand.ndim
@@ -204,8 +205,17 @@ def hlo_scatter_add(operand, scatter_indices, updates, update_window_dims, inser
                    scatter_indices_batching_dims, ivd, sizes)
         for d, od in zip(update_window_dims, window_dims):
             s[od] += pos[d]
-        out[tuple(s)] += updates[pos]
+        out[tuple(s)] = updates[pos] if fn is None else fn(out[tuple(s)], updates[pos])
     return out
+
+
+@kernel
+def hlo_scatter_add(operand, scatter_indices, updates, update_window_dims, inserted_window_dims,
+                    scatter_dims_to_operand_dims, input_batching_dims=(), scatter_indices_batching_dims=(),
+                    index_vector_dim=-1):
+    return hlo_scatter_combine(np.add, operand, scatter_indices, updates, update_window_dims, inserted_window_dims,
+                               scatter_dims_to_operand_dims, input_batching_dims, scatter_indices_batching_dims,
+                               index_vector_dim)
 
 
 # ---- samplers --------------------------------------------------------------------------------
