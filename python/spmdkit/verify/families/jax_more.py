@@ -12,7 +12,7 @@ import numpy as np
 from ..cases import Sample
 from ..kernels import kernel
 from ..samplers import _rank, random_dim, random_shape, sampler, tensor
-from .jax_stablehlo import _index_vectors, _start, _x, hlo_scatter_combine
+from .jax_stablehlo import _x, hlo_scatter_combine
 
 
 # ---- kernels ---------------------------------------------------------------------------------
