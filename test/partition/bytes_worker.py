@@ -18,13 +18,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
+from jax.sharding import NamedSharding  # noqa: E402
 
 import models_issue18 as models  # noqa: E402
 from spmdkit.distributed import parallelize  # noqa: E402
 from spmdkit.distributed.compare import compiled_report, xla_auto_report  # noqa: E402
-from spmdkit.distributed.parallelize import flat_placements  # noqa: E402
-from spmdkit.distributed.placements import to_spec  # noqa: E402
+from spmdkit.examples.train import _named_tree as named_tree, max_abs  # noqa: E402
 from spmdkit.partition import partition, to_jax  # noqa: E402
 from spmdkit.reshard import CostModel  # noqa: E402
 from spmdkit.reshard.cost import INTER_NODE, INTRA_NODE, AxisLink  # noqa: E402
@@ -34,18 +33,6 @@ from spmdkit.reshard.execute_jax import partition_spec  # noqa: E402
 BANDWIDTH_ONLY = CostModel(intra=AxisLink(0.0, INTRA_NODE.gbytes_per_s), inter=AxisLink(0.0, INTER_NODE.gbytes_per_s))
 
 STEPS = 3
-
-
-def max_abs(a, b) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)), initial=0.0))
-
-
-def named_tree(mesh, entries, tree, what):
-    jm = mesh.jax_mesh()
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    named = [NamedSharding(jm, to_spec(e, mesh, np.shape(x)) if e else PartitionSpec())
-             for e, x in zip(flat_placements(entries, tree, what), leaves)]
-    return jax.tree_util.tree_unflatten(treedef, named)
 
 
 def train(fn, params, inputs, targets, reference) -> dict:
