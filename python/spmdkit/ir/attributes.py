@@ -37,7 +37,7 @@ import numpy as np
 from ..sharding import TensorSharding, parse_sharding, parse_sharding_per_value
 from .errors import AttributeConversionError
 from .mlir_context import ir
-from .types import TensorType
+from .types import OpaqueType, TensorType
 
 
 @dataclass(frozen=True)
@@ -300,6 +300,8 @@ def _from_array(a) -> tuple[Any, Optional[str]]:
     return items, (None if default_is_array else "array")
 
 
+# token and dynamically shaped tensor types: values Shardy leaves without a sharding
+_OPAQUE = re.compile(r"!stablehlo\.token\Z|tensor<(?:(?:\d+|\?)x)+[A-Za-z][A-Za-z0-9_]*>\Z")
 _TENSOR = re.compile(r"tensor<((?:\d+x)*)([A-Za-z][A-Za-z0-9_]*|complex<[A-Za-z][A-Za-z0-9_]*>)>\Z")
 
 
@@ -308,7 +310,7 @@ def parse_tensor_type(text: str) -> Optional[TensorType]:
     """A static ranked tensor type from its MLIR text, else None."""
     m = _TENSOR.match(text)
     if not m:
-        return None
+        return OpaqueType(text) if _OPAQUE.match(text) and ("?" in text or "token" in text) else None
     dims = tuple(int(d) for d in m.group(1).split("x") if d)
     return TensorType(dims, m.group(2))
 

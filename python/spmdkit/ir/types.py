@@ -44,3 +44,22 @@ class TensorType:
     def __str__(self) -> str:
         dims = "".join(f"{d}x" for d in self.shape)
         return f"tensor<{dims}{self.dtype}>"
+
+
+class OpaqueType(TensorType):
+    """A value type other than a static ranked tensor: `!stablehlo.token` or a dynamically shaped
+    tensor (`tensor<?x?xf32>`). Shardy gives such values no sharding and propagates around them;
+    so do we: to propagation it is a rank-0 value (no factors), and it prints as its MLIR text."""
+
+    def __init__(self, text: str):
+        super().__init__((), text)
+
+    def __reduce__(self):
+        return (OpaqueType, (self.dtype,))
+
+    def __str__(self) -> str:
+        return self.dtype
+
+
+def is_opaque(t) -> bool:
+    return isinstance(t, OpaqueType)

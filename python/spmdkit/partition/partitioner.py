@@ -16,6 +16,7 @@ import math
 import re
 from contextlib import contextmanager
 
+from ..ir.types import is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
@@ -45,8 +46,17 @@ def itemsize(value) -> int:
 
 def check_function(fn, control_flow: bool = False) -> None:
     """Calls must be inlined (import with inline_calls=True); ops with regions are refused unless
-    `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not)."""
+    `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not).
+    Tokens and dynamically shaped tensors (propagation leaves them unsharded) are refused."""
+    for i, a in enumerate(fn.args):
+        if is_opaque(a.type):
+            raise PartitionError(f"type {a.type} is not partitioned (static ranked tensors only)",
+                                 op="func.func", value=f"%arg{i}")
     for op in fn.walk():
+        for r in op.results:
+            if is_opaque(r.type):
+                raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
+                                     op=op.name, value=value_name(r))
         if op.name in CALL_OPS:
             raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
                                  "(or import_jax(..., inline_calls=True))", op=op.name)
