@@ -40,6 +40,8 @@ struct Op {
   bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
   bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
   bool forward_early = false;     // a dynamic_slice: forward from op-priority step 0 (set by the propagator)
+  bool multi_use_operands = false;  // an operand has several uses: no backward in step 0 (set by the propagator)
+  bool multi_use_results = false;   // a result has several uses: no forward in step 0 (set by the propagator)
   Direction allowed = kBoth;      // a propagation barrier narrows this
   // A manual_computation boundary: the outer tensor's dims are compound (manual part, local
   // part) with the manual factor blocked; the body tensors (bit i of inner_tensors, operands

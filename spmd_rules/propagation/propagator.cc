@@ -41,12 +41,23 @@ bool Propagator::any_axes(const Op& op) const {
 }
 
 FactorDirs op_priority_dirs(const Op& op, int step) {
-  // 0: pass-through ops, both ways; 1: also every op's pass-through factors (a broadcast's only
-  // backward: it would spread a sharding over the dims it creates); 2: every op, a broadcast
-  // still only backward (Shardy's "anything but broadcast forward"); 3: everything.
+  // 0: pass-through ops, but not into a value with several uses (Shardy defers those: forward
+  // when a result has several uses, backward when an operand has); 1: pass-through ops, both
+  // ways; 2: also every op's pass-through factors (a broadcast's only backward: it would spread a
+  // sharding over the dims it creates); 3: every op, a broadcast still only backward (Shardy's
+  // "anything but broadcast forward"); 4: everything.
+  if (step == 0) {
+    Direction d = op.pass_through ? kBoth : kNone;
+    if (op.forward_early) d = kForward;  // Shardy moves dynamic slices forward from its first step
+    if (op.multi_use_results) d = static_cast<Direction>(d & ~kForward);
+    if (op.multi_use_operands) d = static_cast<Direction>(d & ~kBackward);
+    d = static_cast<Direction>(d & op.allowed);
+    return factor_dirs(d, d);
+  }
+  --step;
   Direction whole_op = step >= 2 || op.pass_through ? kBoth : kNone;
   if (step == 2 && op.broadcast_like && !op.pass_through) whole_op = kBackward;
-  if (op.forward_early && step < 2) whole_op = kForward;  // Shardy moves dynamic slices forward from step 0
+  if (op.forward_early && step < 2) whole_op = kForward;
   Direction pass_through = whole_op;
   if (step >= 1 && !op.pass_through) pass_through = op.broadcast_like ? kBackward : kBoth;
   if (step >= 3) pass_through = kBoth;
@@ -64,6 +75,14 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
     // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
     op.forward_early = !op.pass_through && (op.name == "stablehlo.dynamic_slice" || op.name == "jax.dynamic_slice");
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
+  }
+  // uses per value, as MLIR counts them (an op reading a value twice uses it twice)
+  std::vector<int> uses(nv, 0);
+  for (const Op& op : g_.ops)
+    for (int v : op.operands) ++uses[v];
+  for (Op& op : g_.ops) {
+    op.multi_use_operands = std::any_of(op.operands.begin(), op.operands.end(), [&](int v) { return uses[v] > 1; });
+    op.multi_use_results = std::any_of(op.results.begin(), op.results.end(), [&](int v) { return uses[v] > 1; });
   }
   for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];
   adj_.resize(adj_start_[nv]);

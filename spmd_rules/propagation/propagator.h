@@ -24,9 +24,9 @@ struct Stats {
 };
 
 // Shardy's op-priority schedule: the direction each kind of factor of `op` propagates in, in
-// step 0 (pass-through ops), 1 (and every op's pass-through factors), 2 (every op, a broadcast
-// only backward) or kLastStep (every op).
-inline constexpr int kLastStep = 3;
+// step 0 (pass-through ops, not into values with several uses), 1 (pass-through ops), 2 (and
+// every op's pass-through factors), 3 (every op, a broadcast only backward) or kLastStep (every op).
+inline constexpr int kLastStep = 4;
 FactorDirs op_priority_dirs(const Op& op, int step);
 
 class Propagator {
