@@ -202,8 +202,9 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
     if (!cands[f].axes.empty()) order.push_back(f);
   }
   // An elementwise op (every tensor has the same dims and factors): Shardy takes the most
-  // sharded candidate first (the tensors are all the same size, so size cannot choose).
-  bool elementwise = !table.operands.empty();
+  // sharded candidate first (the tensors are all the same size, so size cannot choose). A
+  // data-flow edge is not an elementwise op to Shardy: its candidates go by source order.
+  bool elementwise = !table.operands.empty() && op.name != "data_flow_edge";
   for (const auto& t : table.results) elementwise = elementwise && t == table.operands.front();
   for (const auto& t : table.operands) elementwise = elementwise && t == table.operands.front();
   auto sharded = [&](int f) {
