@@ -16,7 +16,7 @@ It runs the region whole only if that is strictly cheaper.
 from __future__ import annotations
 
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
-from .rules import factor_table
+from .rules import factor_table, signature_of
 
 
 def _is_elementwise(op, pm) -> bool:
@@ -27,12 +27,20 @@ def _is_elementwise(op, pm) -> bool:
     shape = op.results[0].type.shape
     if any(v.type.shape != shape for v in op.results) or any(v.type.rank and v.type.shape != shape for v in op.operands):
         return False
+    sig = signature_of(op, pm)  # ops of one signature have one table: read it once
+    key = ("elementwise", sig)
+    if sig is not None and key in pm.answers:
+        return pm.answers[key]
     try:
         table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
     except Exception:  # no rule, or one without a factor table: not a region op
-        return False
-    tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
-    return all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
+        answer = False
+    else:
+        tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
+        answer = all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
+    if sig is not None:
+        pm.answers[key] = answer
+    return answer
 
 
 class Regions:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..ir.core import paused_gc
+from ..ir.core import op_signature, paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -92,25 +90,6 @@ _COMPILER_API = frozenset({"func.return", "return", "stablehlo.return", "sdy.ret
                            "sdy.sharding_constraint", "sdy.propagation_barrier", "stablehlo.optimization_barrier",
                            "stablehlo.while", "stablehlo.case", "func.call", "call", "sdy.manual_computation",
                            "sdy.data_flow_edge", "sdy.named_computation"})
-
-
-def _frozen(value):
-    """An attribute value as a hashable key (lists as tuples, arrays by their bytes)."""
-    kind = type(value)
-    if kind is list or kind is tuple:
-        return tuple(_frozen(v) for v in value)
-    if kind is dict:
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if kind is np.ndarray:
-        return (value.dtype.str, value.shape, value.tobytes())
-    return value
-
-
-def _signature(op):
-    """What an op's factor table depends on: name, operand and result types, attributes."""
-    attrs = op.attrs
-    return (op.name, tuple([v.type for v in op.operands]), tuple([r.type for r in op.results]),
-            tuple([(k, _frozen(v)) for k, v in attrs.items()]) if attrs else ())
 
 
 class _Builder:
@@ -260,7 +239,7 @@ class _Builder:
         key = None
         if self.tables is not None:
             try:
-                key = _signature(op)
+                key = op_signature(op)
                 hit = self.tables.get(key)
             except TypeError:  # an attribute that cannot be keyed: this op's table on its own
                 key = hit = None
