@@ -177,7 +177,12 @@ def frozen_attr(value):
     be hashed stays as it is, and hashing the key raises TypeError."""
     kind = type(value)
     if kind is list or kind is tuple:
-        return tuple(frozen_attr(v) for v in value)
+        flat = tuple(value)
+        try:  # the common case, a list of numbers or strings: already a key
+            hash(flat)
+            return flat
+        except TypeError:
+            return tuple(frozen_attr(v) for v in value)
     if kind is dict:
         return tuple(sorted((k, frozen_attr(v)) for k, v in value.items()))
     if kind is np.ndarray:

@@ -118,9 +118,31 @@ class _Builder:
     def bind(self, vid, v):
         """out.values[vid] = v: the list is indexed by graph value id, and the graph makes values
         of its own (a manual_computation's boundary values) that no IR value stands for."""
-        while len(self.out.values) <= vid:
-            self.out.values.append(None)
-        self.out.values[vid] = v
+        values = self.out.values
+        if vid == len(values):
+            values.append(v)
+            return
+        while len(values) <= vid:
+            values.append(None)
+        values[vid] = v
+
+    def results(self, vs) -> list:
+        """self.value(v) for each of an op's results: the hot path of a build (one call per op)."""
+        known, ids, values, plain = self.value_ids.get, self.value_ids, self.out.values, self.g.plain_value
+        out = []
+        for v in vs:
+            vid = known(id(v))
+            if vid is None:
+                if v.sharding is not None or v.name:
+                    vid = self.value(v)
+                else:
+                    vid = ids[id(v)] = plain(v.type.shape)
+                    if vid == len(values):
+                        values.append(v)
+                    else:
+                        self.bind(vid, v)
+            out.append(vid)
+        return out
 
     def edge(self, sources, targets):
         self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
@@ -146,16 +168,32 @@ class _Builder:
 
     def op(self, op, fn):
         name = op.name
-        if name not in _COMPILER_API and not _memory_move(op):  # an op with a factor table (or an opaque one)
+        if name not in _COMPILER_API and (name != "stablehlo.custom_call" or not _memory_move(op)):  # an op with a factor table (or an opaque one)
             table = self.table_of(op)
             if table is not None:
                 known = self.value_ids.get
                 operands = [known(id(v)) for v in op.operands]
                 if None in operands:
                     operands = [self.value(v) for v in op.operands]
-                results = [self.value(v) for v in op.results]
                 # Shardy's op priorities move reshapes and transposes with the elementwise ops
-                self.g._add_op(name, table, operands, results, True if name in LAYOUT_PASS_THROUGH else None, 3, (0, 0))
+                pass_through = True if name in LAYOUT_PASS_THROUGH else None
+                ids, new = self.value_ids, True
+                for v in op.results:
+                    if v.sharding is not None or v.name or id(v) in ids:
+                        new = False
+                        break
+                if new:  # the common case: results first seen here, plain
+                    results = self.g.rule_op(name, table, operands, [v.type.shape for v in op.results], pass_through)
+                    values = self.out.values
+                    for v, vid in zip(op.results, results):
+                        ids[id(v)] = vid
+                        if vid == len(values):
+                            values.append(v)
+                        else:
+                            self.bind(vid, v)
+                else:
+                    results = self.results(op.results)
+                    self.g._add_op(name, table, operands, results, pass_through, 3, (0, 0))
             return
         if name in ("func.return", "return"):
             for i, v in enumerate(op.operands):
