@@ -25,7 +25,7 @@ from ..reshard import Layout
 from . import split_gather
 from .errors import PartitionError
 from .layouts import ProgramMesh, layout_of_value
-from .rules import op_layouts
+from .rules import op_layouts, signature_of
 
 
 def _without(layout: Layout, axes: set, pm: ProgramMesh) -> Layout:
@@ -85,7 +85,22 @@ def _cost(op, operands, results, versions, price, pm) -> float:
 def choose_layouts(op, desired: dict, versions: dict, price, pm: ProgramMesh):
     """(operand layouts, result layouts) of the cheapest candidate; `price(value, source,
     target)` is the modeled cost (us) of one reshard, `versions[id(v)]` the layouts `v` is
-    available in."""
+    available in. Chosen once per op signature, desired and available layouts, and result
+    annotations: the layers of a model ask the same question again (`price` is the partitioner's,
+    fixed for a partition)."""
+    sig = signature_of(op, pm)
+    if sig is None:
+        return _choose_layouts(op, desired, versions, price, pm)
+    key = ("choose", sig, tuple([desired[id(v)] for v in op.operands]),
+           tuple([tuple(versions[id(v)]) for v in op.operands]),
+           tuple([None if r.sharding is None else layout_of_value(r, pm) for r in op.results]))
+    hit = pm.answers.get(key)
+    if hit is None:
+        hit = pm.answers[key] = _choose_layouts(op, desired, versions, price, pm)
+    return list(hit[0]), list(hit[1])
+
+
+def _choose_layouts(op, desired: dict, versions: dict, price, pm: ProgramMesh):
     best = None
     for k, want in enumerate(candidates(op, desired, versions, pm)):
         try:

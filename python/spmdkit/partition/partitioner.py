@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 
+from ..ir.core import paused_gc
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
@@ -39,7 +41,12 @@ UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 
 def itemsize(value) -> int:
     """Bytes per element of an IR value (i1/pred counts one byte, as XLA stores it)."""
-    m = re.search(r"(\d+)$", value.type.dtype)
+    return _itemsize(value.type.dtype)
+
+
+@lru_cache(maxsize=None)
+def _itemsize(dtype: str) -> int:
+    m = re.search(r"(\d+)$", dtype)
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
@@ -283,5 +290,6 @@ def partition(program, function: str | None = None, cost: CostModel = DEFAULT_CO
         raise PartitionError(f"program has no function @{function}")
     if not isinstance(cost, CostModel):
         raise TypeError(f"cost must be a CostModel, not {type(cost).__name__}")
-    return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+    with paused_gc():  # a partition's objects are all kept: collections would only rescan the program
+        return _Partitioner(ProgramMesh.of(program), cost).run(fn)
 
