@@ -300,6 +300,67 @@ def first_call_child(side: str, layers: int) -> dict:
     return stages
 
 
+def stage_table(layer_counts, repeat: int) -> None:
+    """import_jax, propagate, partition and lower (to_jax + jax's lower, no compile) of the
+    first-call step at these layer counts, in this process, best of `repeat` per stage."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import spmdkit
+    from spmdkit.distributed import ProcessMesh, Replicate, Shard
+    from spmdkit.distributed.parallelize import Parallelized
+    from spmdkit.ir import import_jax
+    from spmdkit.partition import partition, to_jax
+    mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
+
+    def place(spec):
+        out = [Replicate(), Replicate()]
+        for dim, axis in enumerate(spec):
+            if axis is not None:
+                out[["dp", "mp"].index(axis)] = Shard(dim)
+        return out
+
+    unit = "CPU" if clock is time.process_time else "wall"
+    print(f"program path stages of the first-call step (d=128, 2x4 mesh), best of {repeat}, {unit} ms")
+    print(f"{'layers':>6} {'ops':>6} | {'import':>7} {'propagate':>9} {'partition':>9} {'lower':>7} | "
+          f"partition/propagate  lower/propagate")
+    for layers in layer_counts:
+        step, params, specs = make_step(layers, d=128, heads=4, ffn=512, vocab=256)
+        tokens = jnp.zeros((16, 64), jnp.int32)
+        leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
+        arg_leaves = jax.tree_util.tree_leaves(params)
+        par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
+        shardings = [par._sharding(place(s), x.shape, f"leaf{i}") for i, (s, x) in enumerate(zip(leaf_specs, arg_leaves))]
+        data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
+        named = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
+        flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named)]
+        best, n_ops = {}, 0
+        for _ in range(repeat):
+            times = {}
+            t = clock()
+            program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
+                                 arg_shardings=shardings + [data, data])
+            times["import"] = clock() - t
+            t = clock()
+            spmdkit.propagate(program)
+            times["propagate"] = clock() - t
+            t = clock()
+            parted = partition(program)
+            times["partition"] = clock() - t
+            t = clock()
+            to_jax(parted, mesh.jax_mesh()).lower(*flat)
+            times["lower"] = clock() - t
+            best = {k: min(best.get(k, v), v) for k, v in times.items()}
+            n_ops = sum(1 for _ in program.walk())
+        ms = {k: v * 1e3 for k, v in best.items()}
+        print(f"{layers:>6} {n_ops:>6} | {ms['import']:>7.1f} {ms['propagate']:>9.1f} {ms['partition']:>9.1f} "
+              f"{ms['lower']:>7.1f} | {ms['partition'] / ms['propagate']:>19.2f} {ms['lower'] / ms['propagate']:>16.2f}",
+              flush=True)
+    print()
+
+
 def first_call(layers: int = 4, repeat: int = 3) -> None:
     import json
     import subprocess
@@ -329,6 +390,8 @@ def main() -> None:
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--first-call-layers", type=int, default=4)
     ap.add_argument("--first-call-child", choices=("ours", "jax"), help=argparse.SUPPRESS)
+    ap.add_argument("--stages", type=int, nargs="*", default=[4, 24],
+                    help="layer counts of the per-stage table (import, propagate, partition, lower); none: skip it")
     ap.add_argument("--profile", type=int, default=0)
     ap.add_argument("--memory", type=int, default=0, help="N: time and peak RSS of parse + propagate of the "
                     "N-layer step alone (280 layers: about 100k ops)")
@@ -349,6 +412,8 @@ def main() -> None:
         return
     if not args.no_first_call:
         first_call(args.first_call_layers, args.repeat)
+    if args.stages:
+        stage_table(args.stages, args.repeat)
     propagation_table(args.layers, args.repeat)
 
 
