@@ -1,16 +1,19 @@
 """The program path against what a JAX user already has, in one run on this machine.
 
-1. Propagation: transformer training steps of 4, 24 and 200 layers (embedding, layer norm,
+1. Propagation: transformer training steps of 4, 24, 200 and 280 (~100k ops) layers (embedding, layer norm,
    attention, MLP, cross-entropy loss, grad, SGD), lowered by JAX with the batch on "dp" and
    Megatron weight splits on "mp", calls inlined. On the same MLIR text: spmdkit
    (`spmdkit.ir.parse` + `spmdkit.propagate`, and each part) against the live Shardy in jaxlib
    (MLIR parse + `sdy-add-data-flow-edges, sdy-user-priority-propagate, sdy-sink-data-flow-edges`).
    Prints best-of-N times, the ratio, and how many values the two engines shard differently.
-2. First call: `parallelize` of a small step on 8 virtual devices, per stage (import, propagate,
-   partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`.
+2. First call: `parallelize`'s stages on a small step on 8 virtual devices (import, propagate,
+   partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`,
+   each side in a fresh process (a first call), alternately, best of N.
+3. Stages: import, propagate, partition and lower (no compile) of that step at 4 and 24 layers
+   in this process, with partition/propagate and lower/propagate.
 
-    PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200] [--repeat 3]
-        [--no-first-call] [--cpu] [--profile N] [--memory N]
+    PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200 280] [--repeat 3]
+        [--no-first-call] [--stages 4 24] [--cpu] [--profile N] [--memory N]
     --cpu: CPU time (all threads) instead of wall time, fairer on a shared machine
     --profile N: cProfile of parse + propagate on the N-layer step
     --memory N: parse + propagate of the N-layer step alone: seconds and peak RSS (280: ~100k ops)
@@ -385,7 +388,7 @@ def first_call(layers: int = 4, repeat: int = 3) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", type=int, nargs="*", default=[4, 24, 200])
+    ap.add_argument("--layers", type=int, nargs="*", default=[4, 24, 200, 280], help="layer counts of the propagation table (280: about 100k ops)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--first-call-layers", type=int, default=4)
