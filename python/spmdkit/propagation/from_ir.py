@@ -381,8 +381,13 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
         shardings = _propagated_shardings(out.graph, program)
     for v, new in zip(out.values, shardings):
         # write what propagation set: annotated values, and values that gained axes
-        if v is not None and new is not None and (v.sharding is not None or new[1]):
-            v.sharding = _keep_unreduced(new[0], v.sharding)
+        if v is not None and new is not None:
+            old = v.sharding
+            if old is None:
+                if new[1]:
+                    v.sharding = new[0]
+            else:
+                v.sharding = _keep_unreduced(new[0], old)
     for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
@@ -461,7 +466,7 @@ def _write_back_edges(out, shardings) -> None:
             op.attrs["sharding"] = sharding
         if not owner.is_block_arg:
             owner.sharding = owner_had
-    explicit = _edge_users(out.program)
+    explicit = _edge_users(out.program) if out.manuals else set()  # a walk of every op: only when read
     for op, ins_ids, outs_ids in out.manuals:
         body = op.regions[0].block
         for i, vid in enumerate(ins_ids):
