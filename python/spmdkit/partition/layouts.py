@@ -25,6 +25,7 @@ class ProgramMesh:
         self.signatures: dict = {}  # id(op) -> (op, its signature's number, None when it has none)
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
+        self.shapes_checked: set = set()  # (shape, Layout) that divide evenly (check_shape passed)
 
     @property
     def process_mesh(self):

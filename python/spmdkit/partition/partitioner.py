@@ -37,6 +37,7 @@ LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expa
 # ops linear in their first two operands together, the rest whole scalars (indices): writing a
 # partial update into a partial array gives the partial array (a scan's stacked gradients)
 UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
+PARTIAL_KEEPING_OPS = SUM_OPS | LINEAR_OPS | UPDATE_OPS  # the ops keep_sums_partial looks at
 
 
 def itemsize(value) -> int:
@@ -190,11 +191,19 @@ class _Partitioner:
                 operands, results = op_layouts(op, desired, self.pm)
             else:  # propagation's placement, or a cheaper one (see choice.py)
                 operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
-            operands, results = self.keep_sums_partial(op, operands, results)
+            if op.name in PARTIAL_KEEPING_OPS:
+                operands, results = self.keep_sums_partial(op, operands, results)
+        versions = self.versions
         for v, layout in zip(op.operands, operands):
-            self.need(v, layout, f"op '{op.name}'")
+            have = versions.get(id(v))
+            if have is None or layout not in have:  # else need() has nothing to do
+                self.need(v, layout, f"op '{op.name}'")
+        checked = self.pm.shapes_checked
         for v, layout in zip(op.results, results):
-            self.check_shape(v, layout, f"result of '{op.name}'")
+            key = (v.type.shape, layout)
+            if key not in checked:
+                self.check_shape(v, layout, f"result of '{op.name}'")
+                checked.add(key)
             self.define(v, layout)
         self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
