@@ -372,8 +372,10 @@ def first_call(layers: int = 4, repeat: int = 3) -> None:
         for side in ("ours", "jax"):  # alternately: both see the same load on a shared machine
             cmd = [sys.executable, os.path.abspath(__file__), "--first-call-child", side,
                    "--first-call-layers", str(layers)] + (["--cpu"] if clock is time.process_time else [])
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            runs[side].append(json.loads(out.strip().splitlines()[-1]))
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"the {side} first-call process failed:\n{done.stderr[-3000:]}")
+            runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
     total = lambda st: sum(v for k, v in st.items() if k != "ops")
     ours, xla = min(runs["ours"], key=total), min(runs["jax"], key=total)
     unit = "CPU seconds" if clock is time.process_time else "seconds"
