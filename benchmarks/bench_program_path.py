@@ -1,16 +1,19 @@
 """The program path against what a JAX user already has, in one run on this machine.
 
-1. Propagation: transformer training steps of 4, 24 and 200 layers (embedding, layer norm,
+1. Propagation: transformer training steps of 4, 24, 200 and 280 (~100k ops) layers (embedding, layer norm,
    attention, MLP, cross-entropy loss, grad, SGD), lowered by JAX with the batch on "dp" and
    Megatron weight splits on "mp", calls inlined. On the same MLIR text: spmdkit
    (`spmdkit.ir.parse` + `spmdkit.propagate`, and each part) against the live Shardy in jaxlib
    (MLIR parse + `sdy-add-data-flow-edges, sdy-user-priority-propagate, sdy-sink-data-flow-edges`).
    Prints best-of-N times, the ratio, and how many values the two engines shard differently.
-2. First call: `parallelize` of a small step on 8 virtual devices, per stage (import, propagate,
-   partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`.
+2. First call: `parallelize`'s stages on a small step on 8 virtual devices (import, propagate,
+   partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`,
+   each side in a fresh process (a first call), alternately, best of N.
+3. Stages: import, propagate, partition and lower (no compile) of that step at 4 and 24 layers
+   in this process, with partition/propagate and lower/propagate.
 
-    PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200] [--repeat 3]
-        [--no-first-call] [--cpu] [--profile N] [--memory N]
+    PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200 280] [--repeat 3]
+        [--no-first-call] [--stages 4 24] [--cpu] [--profile N] [--memory N]
     --cpu: CPU time (all threads) instead of wall time, fairer on a shared machine
     --profile N: cProfile of parse + propagate on the N-layer step
     --memory N: parse + propagate of the N-layer step alone: seconds and peak RSS (280: ~100k ops)
@@ -229,19 +232,38 @@ def profile(layers: int) -> None:
 
 
 # ---- first call of parallelize against jax.jit -----------------------------------------------
-def first_call(layers: int = 4) -> None:
+# A first call is one in a fresh process: JAX's own first tracing, lowering and compiling warm
+# caches that a second program in the same process would find warm. So each side runs in a
+# process of its own (this script with --first-call-child), alternately, best of N per side.
+def first_call_child(side: str, layers: int) -> dict:
+    """Stage seconds of one first call in this (fresh) process: side "ours" (parallelize's
+    stages: import, propagate, partition, lower, compile) or "jax" (jax.jit lower, compile)."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    import spmdkit
-    from spmdkit.distributed import ProcessMesh, Replicate, Shard
-    from spmdkit.ir import import_jax
-    from spmdkit.partition import partition, to_jax
     batch, seq, d = 16, 64, 128
     step, params, specs = make_step(layers, d=d, heads=4, ffn=4 * d, vocab=256)
     tokens = jnp.zeros((batch, seq), jnp.int32)
+    stages = {}
+    if side == "jax":
+        jmesh = jax.make_mesh((2, 4), ("dp", "mp"))
+        named = jax.tree_util.tree_map(lambda s: NamedSharding(jmesh, s), specs, is_leaf=lambda s: isinstance(s, P))
+        data_named = NamedSharding(jmesh, P("dp", None))
+        t = clock()
+        lowered = jax.jit(step, in_shardings=(named, data_named, data_named)).lower(params, tokens, tokens)
+        stages["lower"] = clock() - t
+        t = clock()
+        lowered.compile()
+        stages["compile"] = clock() - t
+        return stages
+
+    import spmdkit
+    from spmdkit.distributed import ProcessMesh, Replicate, Shard
+    from spmdkit.distributed.parallelize import Parallelized
+    from spmdkit.ir import import_jax
+    from spmdkit.partition import partition, to_jax
     mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
 
     def placements(spec):
@@ -253,12 +275,10 @@ def first_call(layers: int = 4) -> None:
 
     leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
     arg_leaves = jax.tree_util.tree_leaves(params)
-    from spmdkit.distributed.parallelize import Parallelized
     par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
     arg_shardings = [par._sharding(placements(s), x.shape, f"leaf{i}") for i, (s, x) in
                      enumerate(zip(leaf_specs, arg_leaves))]
     data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
-    stages = {}
     t = clock()
     program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
                          arg_shardings=arg_shardings + [data, data])
@@ -272,39 +292,111 @@ def first_call(layers: int = 4) -> None:
     t = clock()
     run = to_jax(parted, mesh.jax_mesh())
     named_args = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
-    # abstract arguments, as jax.jit below gets: no transfers in the timing
+    # abstract arguments, as jax.jit gets: no transfers in the timing
     flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named_args)]
     lowered = run.lower(*flat)
     stages["lower"] = clock() - t
     t = clock()
     lowered.compile()
     stages["compile"] = clock() - t
-    ours = sum(stages.values())
+    stages["ops"] = sum(1 for _ in program.walk())
+    return stages
 
-    jmesh = jax.make_mesh((2, 4), ("dp", "mp"))
-    named = jax.tree_util.tree_map(lambda s: NamedSharding(jmesh, s), specs, is_leaf=lambda s: isinstance(s, P))
-    data_named = NamedSharding(jmesh, P("dp", None))
-    t = clock()
-    xla_lowered = jax.jit(step, in_shardings=(named, data_named, data_named)).lower(params, tokens, tokens)
-    xla_lower = clock() - t
-    t = clock()
-    xla_lowered.compile()
-    xla_compile = clock() - t
-    n_ops = sum(1 for _ in program.walk())
+
+def stage_table(layer_counts, repeat: int) -> None:
+    """import_jax, propagate, partition and lower (to_jax + jax's lower, no compile) of the
+    first-call step at these layer counts, in this process, best of `repeat` per stage."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import spmdkit
+    from spmdkit.distributed import ProcessMesh, Replicate, Shard
+    from spmdkit.distributed.parallelize import Parallelized
+    from spmdkit.ir import import_jax
+    from spmdkit.partition import partition, to_jax
+    mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
+
+    def place(spec):
+        out = [Replicate(), Replicate()]
+        for dim, axis in enumerate(spec):
+            if axis is not None:
+                out[["dp", "mp"].index(axis)] = Shard(dim)
+        return out
+
+    unit = "CPU" if clock is time.process_time else "wall"
+    print(f"program path stages of the first-call step (d=128, 2x4 mesh), best of {repeat}, {unit} ms")
+    print(f"{'layers':>6} {'ops':>6} | {'import':>7} {'propagate':>9} {'partition':>9} {'lower':>7} | "
+          f"partition/propagate  lower/propagate")
+    for layers in layer_counts:
+        step, params, specs = make_step(layers, d=128, heads=4, ffn=512, vocab=256)
+        tokens = jnp.zeros((16, 64), jnp.int32)
+        leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
+        arg_leaves = jax.tree_util.tree_leaves(params)
+        par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
+        shardings = [par._sharding(place(s), x.shape, f"leaf{i}") for i, (s, x) in enumerate(zip(leaf_specs, arg_leaves))]
+        data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
+        named = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
+        flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named)]
+        best, n_ops = {}, 0
+        for _ in range(repeat):
+            times = {}
+            t = clock()
+            program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
+                                 arg_shardings=shardings + [data, data])
+            times["import"] = clock() - t
+            t = clock()
+            spmdkit.propagate(program)
+            times["propagate"] = clock() - t
+            t = clock()
+            parted = partition(program)
+            times["partition"] = clock() - t
+            t = clock()
+            to_jax(parted, mesh.jax_mesh()).lower(*flat)
+            times["lower"] = clock() - t
+            best = {k: min(best.get(k, v), v) for k, v in times.items()}
+            n_ops = sum(1 for _ in program.walk())
+        ms = {k: v * 1e3 for k, v in best.items()}
+        print(f"{layers:>6} {n_ops:>6} | {ms['import']:>7.1f} {ms['propagate']:>9.1f} {ms['partition']:>9.1f} "
+              f"{ms['lower']:>7.1f} | {ms['partition'] / ms['propagate']:>19.2f} {ms['lower'] / ms['propagate']:>16.2f}",
+              flush=True)
+    print()
+
+
+def first_call(layers: int = 4, repeat: int = 3) -> None:
+    import json
+    import subprocess
+    runs = {"ours": [], "jax": []}
+    for _ in range(repeat):
+        for side in ("ours", "jax"):  # alternately: both see the same load on a shared machine
+            cmd = [sys.executable, os.path.abspath(__file__), "--first-call-child", side,
+                   "--first-call-layers", str(layers)] + (["--cpu"] if clock is time.process_time else [])
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"the {side} first-call process failed:\n{done.stderr[-3000:]}")
+            runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    total = lambda st: sum(v for k, v in st.items() if k != "ops")
+    ours, xla = min(runs["ours"], key=total), min(runs["jax"], key=total)
     unit = "CPU seconds" if clock is time.process_time else "seconds"
-    print(f"first call, {layers}-layer d={d} step on a 2x4 mesh ({n_ops} ops), {unit}")
-    print("  spmdkit: " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()) + f"; total {ours:.2f}")
-    print(f"  jax.jit: lower {xla_lower:.2f}, compile {xla_compile:.2f}; total {xla_lower + xla_compile:.2f}")
-    print(f"  ratio {ours / (xla_lower + xla_compile):.2f}; before compile: ours "
-          f"{ours - stages['compile']:.2f} against {xla_lower:.2f}\n")
+    print(f"first call, {layers}-layer d=128 step on a 2x4 mesh ({ours.pop('ops')} ops), {unit}, each side in a "
+          f"fresh process, best of {repeat}")
+    print("  spmdkit: " + ", ".join(f"{k} {v:.3f}" for k, v in ours.items()) + f"; total {total(ours):.2f}")
+    print(f"  jax.jit: lower {xla['lower']:.3f}, compile {xla['compile']:.3f}; total {total(xla):.2f}")
+    print(f"  ratio {total(ours) / total(xla):.2f}; before compile: ours {total(ours) - ours['compile']:.3f} "
+          f"against {xla['lower']:.3f}; partition + lower {ours['partition'] + ours['lower']:.3f} against "
+          f"propagate {ours['propagate']:.3f}\n", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", type=int, nargs="*", default=[4, 24, 200])
+    ap.add_argument("--layers", type=int, nargs="*", default=[4, 24, 200, 280], help="layer counts of the propagation table (280: about 100k ops)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--first-call-layers", type=int, default=4)
+    ap.add_argument("--first-call-child", choices=("ours", "jax"), help=argparse.SUPPRESS)
+    ap.add_argument("--stages", type=int, nargs="*", default=[4, 24],
+                    help="layer counts of the per-stage table (import, propagate, partition, lower); none: skip it")
     ap.add_argument("--profile", type=int, default=0)
     ap.add_argument("--memory", type=int, default=0, help="N: time and peak RSS of parse + propagate of the "
                     "N-layer step alone (280 layers: about 100k ops)")
@@ -319,8 +411,14 @@ def main() -> None:
     if args.memory:
         memory(args.memory)
         return
-    if not args.no_first_call:  # first: a first call is one in a fresh process
-        first_call(args.first_call_layers)
+    if args.first_call_child:
+        import json
+        print(json.dumps(first_call_child(args.first_call_child, args.first_call_layers)))
+        return
+    if not args.no_first_call:
+        first_call(args.first_call_layers, args.repeat)
+    if args.stages:
+        stage_table(args.stages, args.repeat)
     propagation_table(args.layers, args.repeat)
 
 

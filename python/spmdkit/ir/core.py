@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+import numpy as np
+
 from .types import TensorType
 
 
@@ -168,6 +170,33 @@ class Program:
     def walk(self) -> Iterator[Op]:
         for fn in self.functions.values():
             yield from fn.walk()
+
+
+def frozen_attr(value):
+    """An attribute value as a key (lists as tuples, arrays by their bytes); a value that cannot
+    be hashed stays as it is, and hashing the key raises TypeError."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        flat = tuple(value)
+        try:  # the common case, a list of numbers or strings: already a key
+            hash(flat)
+            return flat
+        except TypeError:
+            return tuple(frozen_attr(v) for v in value)
+    if kind is dict:
+        return tuple(sorted((k, frozen_attr(v)) for k, v in value.items()))
+    if kind is np.ndarray:
+        return (value.dtype.str, value.shape, value.tobytes())
+    return value
+
+
+def op_signature(op: Op) -> tuple:
+    """What a rule's answer for an op depends on besides the layouts asked about: name, operand
+    and result types, attributes. Ops of one signature get one factor table, one answer per
+    layout (TypeError: an attribute that cannot be keyed)."""
+    attrs = op.attrs
+    return (op.name, tuple([v.type for v in op.operands]), tuple([r.type for r in op.results]),
+            tuple([(k, frozen_attr(v)) for k, v in attrs.items()]) if attrs else ())
 
 
 @contextmanager

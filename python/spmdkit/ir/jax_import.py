@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from functools import lru_cache
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -460,15 +461,30 @@ def _open(closed) -> tuple[Any, Sequence]:
 
 
 def _is_jaxpr(value) -> bool:
+    return isinstance(value, _jaxpr_classes())
+
+
+@lru_cache(maxsize=1)
+def _jaxpr_classes() -> tuple:
     from jax.extend.core import ClosedJaxpr, Jaxpr
-    return isinstance(value, (ClosedJaxpr, Jaxpr))
+    return ClosedJaxpr, Jaxpr
 
 
 def _type(aval) -> TensorType:
     aval = physical_aval(aval)  # a PRNG key array is held as its uint32 data
     if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
         raise JaxImportError(f"value of abstract type {aval} is not a tensor (tokens and refs are not supported)")
-    return TensorType(tuple(aval.shape), element_type(np.dtype(aval.dtype).name))
+    shape = tuple(aval.shape)
+    try:
+        return _tensor_type(shape, aval.dtype)
+    except TypeError:  # an unhashable shape or dtype: made the long way
+        return TensorType(shape, element_type(np.dtype(aval.dtype).name))
+
+
+@lru_cache(maxsize=4096)
+def _tensor_type(shape: tuple, dtype) -> TensorType:
+    """One TensorType per shape and dtype (immutable): an importer asks for every value."""
+    return TensorType(shape, element_type(np.dtype(dtype).name))
 
 
 def _symbol(name: str) -> str:

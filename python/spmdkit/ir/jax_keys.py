@@ -15,6 +15,7 @@ of `jax._src` (private) come through spmdkit.jax_compat.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 RANDOM_PRIMITIVES = frozenset({"random_seed", "random_split", "random_fold_in", "random_bits", "random_wrap",
@@ -22,10 +23,21 @@ RANDOM_PRIMITIVES = frozenset({"random_seed", "random_split", "random_fold_in", 
 
 
 def is_key(aval) -> bool:
+    dtype = getattr(aval, "dtype", None)
+    if dtype is None:
+        return False
+    try:
+        return _is_key_dtype(dtype)
+    except TypeError:  # a dtype that cannot be hashed: asked directly
+        return _is_key_dtype.__wrapped__(dtype)
+
+
+@lru_cache(maxsize=256)
+def _is_key_dtype(dtype) -> bool:
+    """Asked once per dtype: an importer asks for every value of a program."""
     from ..jax_compat import prng_internals
     dtypes = prng_internals()[0]
-    dtype = getattr(aval, "dtype", None)
-    return dtype is not None and dtypes.issubdtype(dtype, dtypes.prng_key)
+    return dtypes.issubdtype(dtype, dtypes.prng_key)
 
 
 def physical_aval(aval):

@@ -26,6 +26,7 @@ Params that are jaxprs are the importer's business (regions, functions), never a
 from __future__ import annotations
 
 import enum
+from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
@@ -52,7 +53,8 @@ class ParamError(AttributeConversionError):
     """A param the IR cannot hold as an attribute, or an attribute that cannot become a param."""
 
 
-def _dimension_number_classes():
+@lru_cache(maxsize=1)
+def _dimension_number_classes():  # read only (shared): made once, an importer asks per op
     from ..jax_compat import convolution, slicing
     return {"gather": (slicing.GatherDimensionNumbers, {}),
             **{s: (slicing.ScatterDimensionNumbers, {"operand_batching_dims": "input_batching_dims"})
@@ -60,7 +62,8 @@ def _dimension_number_classes():
             "conv_general_dilated": (convolution.ConvDimensionNumbers, {})}
 
 
-def _enum_classes():
+@lru_cache(maxsize=1)
+def _enum_classes():  # read only (shared)
     from ..jax_compat import lax, slicing
     return {"mode": slicing.GatherScatterMode, "precision": lax.Precision, "rounding_method": lax.RoundingMethod}
 

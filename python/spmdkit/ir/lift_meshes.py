@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ..sharding import Mesh, TensorSharding
 
+_SCALARS = frozenset({int, float, bool, str})  # attribute values that hold no sharding
+
 
 def lift_inlined_meshes(program) -> None:
     names: dict = {}
@@ -25,7 +27,9 @@ def lift_inlined_meshes(program) -> None:
         return name
 
     def lift(s):
-        if isinstance(s, TensorSharding) and isinstance(s.mesh, Mesh):
+        if isinstance(s, TensorSharding):
+            if not isinstance(s.mesh, Mesh):
+                return s
             key = id(s.mesh)
             if key not in names:
                 names[key] = name_of(s.mesh)
@@ -36,12 +40,19 @@ def lift_inlined_meshes(program) -> None:
 
     def walk(block):
         for a in block.args:
-            a.sharding = lift(a.sharding)
+            if a.sharding is not None:
+                a.sharding = lift(a.sharding)
         for op in block.ops:
             for r in op.results:
-                r.sharding = lift(r.sharding)
-            for key, value in list(op.attrs.items()):
-                op.attrs[key] = lift(value)
+                if r.sharding is not None:
+                    r.sharding = lift(r.sharding)
+            attrs = op.attrs
+            if attrs:
+                for key, value in attrs.items():  # values replaced in place: the keys stay
+                    if type(value) not in _SCALARS:
+                        new = lift(value)
+                        if new is not value:
+                            attrs[key] = new
             for region in op.regions:
                 for b in region.blocks:
                     walk(b)

@@ -92,7 +92,7 @@ class _Importer:
         self.registered: dict[str, bool] = {}  # IR op name -> in a registered dialect
         self.regionless: set[str] = set()   # registered ops whose definition has no regions
         self.types: dict = {}               # ir.Type -> TensorType (MLIR uniques types)
-        self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin); MLIR uniques attributes
+        self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin, value is a list: copied per op)
 
     # -- errors --------------------------------------------------------------------------
     def fail(self, cls, message: str, operation, value: Optional[str] = None):
@@ -273,7 +273,6 @@ class _Importer:
         return op
 
     def op_attributes(self, op: Op, operation, attributes) -> None:
-        mlir_name = operation.name
         for key, attr in attributes.items():
             if key == "sdy.sharding" and not len(op.results):
                 op.attrs[key] = MLIRAttr(str(attr))  # Shardy allows one on a result-less op: kept as it is
@@ -292,11 +291,11 @@ class _Importer:
             cached = self.attributes.get((key, attr))
             if cached is None:
                 value, pin = self.convert(attr, operation, key)
-                if mlir_name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
+                if op.name == "sdy.propagation_barrier" and key == "allowed_direction" and isinstance(value, int):
                     value, pin = DIRECTIONS[value], None
-                self.attributes[(key, attr)] = cached = (value, pin)
-            value, pin = cached
-            op.attrs[key] = _fresh(value)
+                self.attributes[(key, attr)] = cached = (value, pin, isinstance(value, list))
+            value, pin, is_list = cached
+            op.attrs[key] = _fresh(value) if is_list else value
             if pin is not None and pin != default_pin(op.name, key):
                 op.attr_types[key] = pin
 

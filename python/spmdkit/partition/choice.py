@@ -25,7 +25,7 @@ from ..reshard import Layout
 from . import split_gather
 from .errors import PartitionError
 from .layouts import ProgramMesh, layout_of_value
-from .rules import op_layouts
+from .rules import op_layouts, signature_of
 
 
 def _without(layout: Layout, axes: set, pm: ProgramMesh) -> Layout:
@@ -42,10 +42,23 @@ def _without(layout: Layout, axes: set, pm: ProgramMesh) -> Layout:
     return Layout.make(pm.spec, dims, partial, layout.reduce if partial else None)
 
 
-def candidates(op, desired: dict, versions: dict, pm: ProgramMesh) -> list[dict]:
-    """Desired-layout maps (id(value) -> Layout) to ask the rule about; the first is propagation's."""
+def candidates(op, desired: dict, versions: dict, pm: ProgramMesh):
+    """Desired-layout maps (id(value) -> Layout) to ask the rule about, each once; the first is
+    propagation's (made lazily: the caller stops at a first candidate that moves nothing)."""
+    seen = set()
+
+    def fresh(c) -> bool:
+        key = tuple([c[id(v)] for v in op.operands])
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    if fresh(desired):
+        yield desired
     available = {id(v): versions[id(v)][0] for v in op.operands}
-    out = [desired, available]
+    if fresh(available):
+        yield available
     tensors = [v for v in op.operands if v.type.rank > 0]
     if len(tensors) > 1:
         for v in tensors:
@@ -55,14 +68,9 @@ def candidates(op, desired: dict, versions: dict, pm: ProgramMesh) -> list[dict]
                     others |= available[id(w)].used_axes()
             mine = available[id(v)].used_axes() & others
             if mine:
-                out.append({**available, id(v): _without(available[id(v)], mine, pm)})
-    unique, seen = [], set()
-    for c in out:
-        key = tuple(c[id(v)] for v in op.operands)
-        if key not in seen:
-            seen.add(key)
-            unique.append(c)
-    return unique
+                c = {**available, id(v): _without(available[id(v)], mine, pm)}
+                if fresh(c):
+                    yield c
 
 
 def _cost(op, operands, results, versions, price, pm) -> float:
@@ -77,7 +85,22 @@ def _cost(op, operands, results, versions, price, pm) -> float:
 def choose_layouts(op, desired: dict, versions: dict, price, pm: ProgramMesh):
     """(operand layouts, result layouts) of the cheapest candidate; `price(value, source,
     target)` is the modeled cost (us) of one reshard, `versions[id(v)]` the layouts `v` is
-    available in."""
+    available in. Chosen once per op signature, desired and available layouts, and result
+    annotations: the layers of a model ask the same question again (`price` is the partitioner's,
+    fixed for a partition)."""
+    sig = signature_of(op, pm)
+    if sig is None:
+        return _choose_layouts(op, desired, versions, price, pm)
+    key = ("choose", sig, tuple([desired[id(v)] for v in op.operands]),
+           tuple([tuple(versions[id(v)]) for v in op.operands]),
+           tuple([None if r.sharding is None else layout_of_value(r, pm) for r in op.results]))
+    hit = pm.answers.get(key)
+    if hit is None:
+        hit = pm.answers[key] = _choose_layouts(op, desired, versions, price, pm)
+    return list(hit[0]), list(hit[1])
+
+
+def _choose_layouts(op, desired: dict, versions: dict, price, pm: ProgramMesh):
     best = None
     for k, want in enumerate(candidates(op, desired, versions, pm)):
         try:

@@ -17,6 +17,15 @@ class ProgramMesh:
         self.spec: MeshSpec = as_mesh(mesh)
         self.axis_names = list(mesh.axis_names)
         self._process_mesh = None
+        # memos for one partition (the program's shardings and rules do not change meanwhile):
+        # (id(sharding), rank, shape) -> (sharding, Layout): propagation writes equal shardings
+        # as one object, and the sharding is kept so that its id is not reused
+        self.layouts: dict = {}
+        self.signature_numbers: dict = {}  # op_signature(op) -> a small int
+        self.signatures: dict = {}  # id(op) -> (op, its signature's number, None when it has none)
+        self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
+        self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
+        self.shapes_checked: set = set()  # (shape, Layout) that divide evenly (check_shape passed)
 
     @property
     def process_mesh(self):
@@ -39,7 +48,13 @@ def replicated(rank: int) -> Layout:
 
 def layout_of_value(value, pm: ProgramMesh) -> Layout:
     """The value's annotated sharding as a Layout (replicated when it has none)."""
-    return layout_of_sharding(value.sharding, value.type.rank, pm, value_name(value), value.type.shape)
+    sharding, shape = value.sharding, value.type.shape
+    if sharding is None:
+        return replicated(len(shape))
+    hit = pm.layouts.get((id(sharding), len(shape), shape))
+    if hit is not None:  # the value's name is for messages only: not made on the hot path
+        return hit[1]
+    return layout_of_sharding(sharding, len(shape), pm, value_name(value), shape)
 
 
 def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=None) -> Layout:
@@ -51,6 +66,16 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=N
     where it is used."""
     if sharding is None:
         return replicated(rank)
+    key = (id(sharding), rank, shape)
+    hit = pm.layouts.get(key)
+    if hit is not None:
+        return hit[1]
+    layout = _layout_of_sharding(sharding, rank, pm, where, shape)
+    pm.layouts[key] = (sharding, layout)
+    return layout
+
+
+def _layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape) -> Layout:
     if shape is not None and sharding.rank == rank and any(
             not d.is_closed and shape[i] % _parts(pm, d.axes) for i, d in enumerate(sharding.dims)):
         sharding = _even_open_dims(sharding, shape, pm)
@@ -108,13 +133,19 @@ def from_dist_attr(attr, pm: ProgramMesh, rank: int, where: str) -> Layout:
     mapping = list(attr.multi_dims_mapping)
     if len(mapping) != rank:
         raise PartitionError(f"the rule gave a rank-{len(mapping)} layout for a rank-{rank} value", op=where)
+    status = attr.partial_status
+    key = (tuple(map(tuple, mapping)), tuple(status.items()) if status else ())
+    hit = pm.dist_layouts.get(key)
+    if hit is not None:
+        return hit
     dims = [tuple(names[j] for j in mesh_dims) for mesh_dims in mapping]
-    status = dict(attr.partial_status)
+    status = dict(status)
     kinds = set(status.values())
     if len(kinds) > 1:
         raise PartitionError(f"the rule left partial axes with mixed reduce types {sorted(kinds)}", op=where)
     partial = [names[j] for j in sorted(status)]
-    return Layout.make(pm.spec, dims, partial, kinds.pop() if kinds else None)
+    layout = pm.dist_layouts[key] = Layout.make(pm.spec, dims, partial, kinds.pop() if kinds else None)
+    return layout
 
 
 def to_sharding(layout: Layout, pm: ProgramMesh) -> TensorSharding:

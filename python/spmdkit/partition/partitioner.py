@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 
+from ..ir.core import paused_gc
 from ..ir.types import is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
@@ -36,11 +38,17 @@ LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expa
 # ops linear in their first two operands together, the rest whole scalars (indices): writing a
 # partial update into a partial array gives the partial array (a scan's stacked gradients)
 UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
+PARTIAL_KEEPING_OPS = SUM_OPS | LINEAR_OPS | UPDATE_OPS  # the ops keep_sums_partial looks at
 
 
 def itemsize(value) -> int:
     """Bytes per element of an IR value (i1/pred counts one byte, as XLA stores it)."""
-    m = re.search(r"(\d+)$", value.type.dtype)
+    return _itemsize(value.type.dtype)
+
+
+@lru_cache(maxsize=None)
+def _itemsize(dtype: str) -> int:
+    m = re.search(r"(\d+)$", dtype)
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
@@ -193,11 +201,19 @@ class _Partitioner:
                 operands, results = op_layouts(op, desired, self.pm)
             else:  # propagation's placement, or a cheaper one (see choice.py)
                 operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
-            operands, results = self.keep_sums_partial(op, operands, results)
+            if op.name in PARTIAL_KEEPING_OPS:
+                operands, results = self.keep_sums_partial(op, operands, results)
+        versions = self.versions
         for v, layout in zip(op.operands, operands):
-            self.need(v, layout, f"op '{op.name}'")
+            have = versions.get(id(v))
+            if have is None or layout not in have:  # else need() has nothing to do
+                self.need(v, layout, f"op '{op.name}'")
+        checked = self.pm.shapes_checked
         for v, layout in zip(op.results, results):
-            self.check_shape(v, layout, f"result of '{op.name}'")
+            key = (v.type.shape, layout)
+            if key not in checked:
+                self.check_shape(v, layout, f"result of '{op.name}'")
+                checked.add(key)
             self.define(v, layout)
         self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
@@ -293,5 +309,6 @@ def partition(program, function: str | None = None, cost: CostModel = DEFAULT_CO
         raise PartitionError(f"program has no function @{function}")
     if not isinstance(cost, CostModel):
         raise TypeError(f"cost must be a CostModel, not {type(cost).__name__}")
-    return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+    with paused_gc():  # a partition's objects are all kept: collections would only rescan the program
+        return _Partitioner(ProgramMesh.of(program), cost).run(fn)
 

@@ -16,7 +16,7 @@ It runs the region whole only if that is strictly cheaper.
 from __future__ import annotations
 
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
-from .rules import factor_table
+from .rules import factor_table, signature_of
 
 
 def _is_elementwise(op, pm) -> bool:
@@ -27,12 +27,20 @@ def _is_elementwise(op, pm) -> bool:
     shape = op.results[0].type.shape
     if any(v.type.shape != shape for v in op.results) or any(v.type.rank and v.type.shape != shape for v in op.operands):
         return False
+    sig = signature_of(op, pm)  # ops of one signature have one table: read it once
+    key = ("elementwise", sig)
+    if sig is not None and key in pm.answers:
+        return pm.answers[key]
     try:
         table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
     except Exception:  # no rule, or one without a factor table: not a region op
-        return False
-    tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
-    return all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
+        answer = False
+    else:
+        tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
+        answer = all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
+    if sig is not None:
+        pm.answers[key] = answer
+    return answer
 
 
 class Regions:
@@ -64,8 +72,10 @@ class Regions:
                 users.setdefault(id(v), []).append((op, i))
         self.region_of = {}
         self.regions = []
+        ret = fn.body.terminator
+        declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         for group in members.values():
-            region = _Region(group, fn, pm, users)
+            region = _Region(group, ret, declared, pm, users)
             if region.split is not None:
                 self.region_of.update({id(op): len(self.regions) for op in group})
                 self.regions.append(region)
@@ -83,7 +93,7 @@ class Regions:
 
 
 class _Region:
-    def __init__(self, ops, fn, pm, users):
+    def __init__(self, ops, ret, declared, pm, users):
         inside = {id(r) for op in ops for r in op.results}
         self.inputs = [v for v in dict.fromkeys(v for op in ops for v in op.operands)
                        if id(v) not in inside and v.type.rank > 0]
@@ -95,8 +105,6 @@ class _Region:
         self.whole_layout = replicated(rank)
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
-        ret = fn.body.terminator
-        declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         self.outputs = []
         members = {id(op) for op in ops}
 
@@ -104,11 +112,13 @@ class _Region:
             s = declared[i]
             return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
                                                                                 v.type.shape)
+        split_region = self.split is not None  # else dropped: only a declared result's layout is read (its errors)
         for v in (r for op in ops for r in op.results):
-            for op, i in users.get(id(v), []):
-                if id(op) in members:
-                    continue
-                self.outputs.append((v, result_layout(v, i) if op is ret else self.split))
+            for op, i in users.get(id(v), ()):
+                if op is ret:
+                    self.outputs.append((v, result_layout(v, i)))
+                elif split_region and id(op) not in members:
+                    self.outputs.append((v, self.split))
         # inputs that are also function results (a step returns the gradients it applies): the
         # layout the region brings them to serves the result too
         self.input_results = [(v, result_layout(v, i)) for v in self.inputs

@@ -8,6 +8,7 @@ constant is whole on every device, an iota is computed in its annotated layout (
 from __future__ import annotations
 
 from ..ir import Op, RuleBindingError
+from ..ir.core import op_signature
 from ..ir.bind_jax import bind
 from .errors import PartitionError
 from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec
@@ -89,8 +90,35 @@ def backward_layouts(op, layouts: dict, pm: ProgramMesh):
     return [from_dist_attr(a, pm, v.type.rank, op.name) for v, a in zip(op.operands, flat)]
 
 
+def signature_of(op, pm: ProgramMesh):
+    """A small int per op_signature(op) (cheap to hash in keys), once per op and partition; None
+    for an op whose attributes cannot be keyed."""
+    hit = pm.signatures.get(id(op))
+    if hit is None:
+        try:
+            sig = op_signature(op)
+            number = pm.signature_numbers.setdefault(sig, len(pm.signature_numbers))
+        except TypeError:
+            number = None
+        hit = pm.signatures[id(op)] = (op, number)  # the op is kept so that its id is not reused
+    return hit[1]
+
+
 def op_layouts(op, desired: dict, pm: ProgramMesh):
-    """(required layout per operand, layout per result) from the op's rule."""
+    """(required layout per operand, layout per result) from the op's rule; asked once per op
+    signature and layouts (the layers of a model repeat the same questions)."""
+    sig = signature_of(op, pm)
+    if sig is None:
+        return _op_layouts(op, desired, pm)
+    get = desired.get
+    key = (sig, tuple([get(id(v)) for v in op.operands]), tuple([get(id(v)) for v in op.results]))
+    hit = pm.answers.get(key)
+    if hit is None:
+        hit = pm.answers[key] = _op_layouts(op, desired, pm)
+    return list(hit[0]), list(hit[1])
+
+
+def _op_layouts(op, desired: dict, pm: ProgramMesh):
     name, call = _bound(op)
     original = op.name
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..ir.core import paused_gc
+from ..ir.core import op_signature, paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -94,25 +92,6 @@ _COMPILER_API = frozenset({"func.return", "return", "stablehlo.return", "sdy.ret
                            "sdy.data_flow_edge", "sdy.named_computation"})
 
 
-def _frozen(value):
-    """An attribute value as a hashable key (lists as tuples, arrays by their bytes)."""
-    kind = type(value)
-    if kind is list or kind is tuple:
-        return tuple(_frozen(v) for v in value)
-    if kind is dict:
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if kind is np.ndarray:
-        return (value.dtype.str, value.shape, value.tobytes())
-    return value
-
-
-def _signature(op):
-    """What an op's factor table depends on: name, operand and result types, attributes."""
-    attrs = op.attrs
-    return (op.name, tuple([v.type for v in op.operands]), tuple([r.type for r in op.results]),
-            tuple([(k, _frozen(v)) for k, v in attrs.items()]) if attrs else ())
-
-
 class _Builder:
     def __init__(self, program, factor_table_of):
         self.program = program
@@ -139,9 +118,31 @@ class _Builder:
     def bind(self, vid, v):
         """out.values[vid] = v: the list is indexed by graph value id, and the graph makes values
         of its own (a manual_computation's boundary values) that no IR value stands for."""
-        while len(self.out.values) <= vid:
-            self.out.values.append(None)
-        self.out.values[vid] = v
+        values = self.out.values
+        if vid == len(values):
+            values.append(v)
+            return
+        while len(values) <= vid:
+            values.append(None)
+        values[vid] = v
+
+    def results(self, vs) -> list:
+        """self.value(v) for each of an op's results: the hot path of a build (one call per op)."""
+        known, ids, values, plain = self.value_ids.get, self.value_ids, self.out.values, self.g.plain_value
+        out = []
+        for v in vs:
+            vid = known(id(v))
+            if vid is None:
+                if v.sharding is not None or v.name:
+                    vid = self.value(v)
+                else:
+                    vid = ids[id(v)] = plain(v.type.shape)
+                    if vid == len(values):
+                        values.append(v)
+                    else:
+                        self.bind(vid, v)
+            out.append(vid)
+        return out
 
     def edge(self, sources, targets):
         self.g.data_flow_edge([self.value(s) for s in sources], [self.value(t) for t in targets])
@@ -167,16 +168,32 @@ class _Builder:
 
     def op(self, op, fn):
         name = op.name
-        if name not in _COMPILER_API and not _memory_move(op):  # an op with a factor table (or an opaque one)
+        if name not in _COMPILER_API and (name != "stablehlo.custom_call" or not _memory_move(op)):  # an op with a factor table (or an opaque one)
             table = self.table_of(op)
             if table is not None:
                 known = self.value_ids.get
                 operands = [known(id(v)) for v in op.operands]
                 if None in operands:
                     operands = [self.value(v) for v in op.operands]
-                results = [self.value(v) for v in op.results]
                 # Shardy's op priorities move reshapes and transposes with the elementwise ops
-                self.g._add_op(name, table, operands, results, True if name in LAYOUT_PASS_THROUGH else None, 3, (0, 0))
+                pass_through = True if name in LAYOUT_PASS_THROUGH else None
+                ids, new = self.value_ids, True
+                for v in op.results:
+                    if v.sharding is not None or v.name or id(v) in ids:
+                        new = False
+                        break
+                if new:  # the common case: results first seen here, plain
+                    results = self.g.rule_op(name, table, operands, [v.type.shape for v in op.results], pass_through)
+                    values = self.out.values
+                    for v, vid in zip(op.results, results):
+                        ids[id(v)] = vid
+                        if vid == len(values):
+                            values.append(v)
+                        else:
+                            self.bind(vid, v)
+                else:
+                    results = self.results(op.results)
+                    self.g._add_op(name, table, operands, results, pass_through, 3, (0, 0))
             return
         if name in ("func.return", "return"):
             for i, v in enumerate(op.operands):
@@ -260,7 +277,7 @@ class _Builder:
         key = None
         if self.tables is not None:
             try:
-                key = _signature(op)
+                key = op_signature(op)
                 hit = self.tables.get(key)
             except TypeError:  # an attribute that cannot be keyed: this op's table on its own
                 key = hit = None
@@ -364,8 +381,13 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
         shardings = _propagated_shardings(out.graph, program)
     for v, new in zip(out.values, shardings):
         # write what propagation set: annotated values, and values that gained axes
-        if v is not None and new is not None and (v.sharding is not None or new[1]):
-            v.sharding = _keep_unreduced(new[0], v.sharding)
+        if v is not None and new is not None:
+            old = v.sharding
+            if old is None:
+                if new[1]:
+                    v.sharding = new[0]
+            else:
+                v.sharding = _keep_unreduced(new[0], old)
     for op in out.constraints:  # Shardy prints a constraint's grown sharding on the op itself
         if op.results[0].sharding is not None:
             op.attrs["sharding"] = op.results[0].sharding
@@ -444,7 +466,7 @@ def _write_back_edges(out, shardings) -> None:
             op.attrs["sharding"] = sharding
         if not owner.is_block_arg:
             owner.sharding = owner_had
-    explicit = _edge_users(out.program)
+    explicit = _edge_users(out.program) if out.manuals else set()  # a walk of every op: only when read
     for op, ins_ids, outs_ids in out.manuals:
         body = op.regions[0].block
         for i, vid in enumerate(ins_ids):

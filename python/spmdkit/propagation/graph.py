@@ -157,13 +157,40 @@ class Graph:
         shape = list(shape)
         default = self._default_id
         if default is None:
-            mesh = self._default_mesh(None)
-            default = self._default_id = self._mesh_ids[mesh] if mesh is not None and (
-                self.meshes[mesh].axis_names or self.meshes[mesh].maximal) else -1
+            default = self._default_mesh_id()
         self._value_names.append(name)
         self._shapes.append(shape)
         self._value_meshes.append(default)
         return v
+
+    def _default_mesh_id(self) -> int:
+        """The engine id of the mesh an unannotated value lives on (-1: none), worked out once."""
+        mesh = self._default_mesh(None)
+        self._default_id = self._mesh_ids[mesh] if mesh is not None and (
+            self.meshes[mesh].axis_names or self.meshes[mesh].maximal) else -1
+        return self._default_id
+
+    def rule_op(self, name, table, operands, shapes, pass_through) -> list[int]:
+        """A factor-table op whose results are new values of `shapes` (program TensorType shapes,
+        unannotated, unnamed): plain_value per result, then _add_op; the builder's hot path."""
+        default = self._default_id
+        if default is None:
+            default = self._default_mesh_id()
+        v = len(self._shapes)
+        results = list(range(v, v + len(shapes)))
+        for shape in shapes:
+            self._value_names.append(f"v{v}")
+            self._shapes.append(list(shape))
+            self._value_meshes.append(default)
+            v += 1
+        if pass_through is None:
+            pass_through = self._table_info[table][1]
+        self._op_names.append(name)
+        self._op_tables.append(table)
+        self._op_operands.append(operands)
+        self._op_results.append(results)
+        self._op_flags.append(bool(pass_through) | 3 << 1)
+        return results
 
     def _add_value(self, shape, parsed, name, mesh) -> int:
         shape = [int(d) for d in shape]
