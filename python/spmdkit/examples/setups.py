@@ -11,7 +11,7 @@ import jax
 from ..distributed import ProcessMesh, Replicate, Shard
 from ..models import gpt, mlp
 
-MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp"))}
+MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp")), "2x4": ((2, 4), ("dp", "mp"))}
 R = Replicate()
 
 
@@ -82,4 +82,13 @@ def gpt_setup(mesh_key: str) -> Setup:
                  ("h0.w_qkv", "h0.w_proj"))
 
 
-SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup}
+def encoder_setup(mesh_key: str) -> Setup:
+    """The auto-sharding checks' own 4-layer encoder (examples/encoder.py), Megatron by hand."""
+    from . import encoder
+    params = encoder.init_params(jax.random.PRNGKey(0))
+    batch = encoder.example_batch(jax.random.PRNGKey(1))
+    placements = encoder.hand_placements(params, len(MESHES[mesh_key][0]))
+    return Setup(params, batch, encoder.loss_fn, placements, _batch(mesh_key), ("l0.wq", "l0.w_down"))
+
+
+SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "encoder": encoder_setup}
