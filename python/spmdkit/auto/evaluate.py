@@ -8,7 +8,8 @@ the ranking compared with measured step times (benchmarks/bench_auto_quality.py)
 Compute: per local op, its rule's factor space on local sizes (a factor's size divided by the
 mesh axes of the operand or result dims it spans; a contraction counts 2 FLOPs per multiply-add,
 any other op one per element) over `flops_per_s`, as the search prices a strategy. Communication:
-every reshard step re-planned with the model's per-axis links. Constants and ops without a rule
+the partitioner's reshard plans (the collectives that will run), each collective re-priced
+with the model's per-axis links. Constants and ops without a rule
 count no compute (`unpriced` counts the latter).
 """
 from __future__ import annotations
@@ -17,10 +18,9 @@ import math
 from dataclasses import dataclass
 
 from ..partition.layouts import replicated, to_spec
-from ..partition.partitioner import itemsize
 from ..partition.plan import LocalControlFlow, LocalOp, PartitionedProgram, Reshard
 from ..partition.rules import IDENTITY_OPS, SOURCE_OPS, factor_table
-from ..reshard import ReshardError, plan_reshard
+from ..reshard.steps import LOCAL_KINDS
 from .cost import DEFAULT_AUTO_COST, AutoCostModel
 
 
@@ -61,6 +61,14 @@ def local_flops(op, operand_layouts, result_layouts, pm) -> float | None:
     return float(local * (2 if contraction else 1))
 
 
+def step_us(step, pm, model: AutoCostModel) -> float:
+    """One collective of a reshard plan priced with the model's links (as the planner prices it:
+    an all-reduce is two hops)."""
+    link = model.reshard.slowest(pm.spec, step.axes)
+    hops = 2 if step.kind == "all_reduce" else 1
+    return hops * link.alpha_us + step.bytes / (link.gbytes_per_s * 1e3)
+
+
 def modeled_cost(parted: PartitionedProgram, model: AutoCostModel = DEFAULT_AUTO_COST) -> PlanCost:
     pm = parted.mesh
     out = PlanCost(0.0, 0.0, 0.0, 0)
@@ -74,16 +82,12 @@ def modeled_cost(parted: PartitionedProgram, model: AutoCostModel = DEFAULT_AUTO
                 else:
                     out.compute_us += weight * model.compute_us(flops)
             elif isinstance(s, Reshard):
-                if s.source == s.target:
-                    continue
-                try:
-                    plan = plan_reshard(pm.spec, s.value.type.shape, s.source, s.target, itemsize(s.value),
-                                        model.reshard, sub_axes=False)
-                except ReshardError:   # a plan using sub-axes: keep the partitioner's own
-                    plan = s.plan
-                out.comm_us += weight * plan.cost_us
-                out.bytes += weight * plan.bytes
-                out.collectives += int(weight * sum(plan.collective_counts().values()))
+                for st in s.plan.steps:
+                    if st.kind in LOCAL_KINDS:
+                        continue
+                    out.comm_us += weight * step_us(st, pm, model)
+                    out.bytes += weight * st.bytes
+                    out.collectives += int(weight)
             elif isinstance(s, LocalControlFlow):
                 n = s.trip_count if s.is_while and s.trip_count is not None else 1
                 for b in s.blocks:
