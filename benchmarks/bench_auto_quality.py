@@ -16,6 +16,10 @@ and per plan: bytes per device per step, the calibrated model's cost of the part
 each round calls every plan once, so load changes hit all plans alike). Then whether the
 ranking by modeled cost matches the measured one (Kendall's tau over the plans the model prices).
 Also: the calibration, loss and gradient differences from one device for the auto plans.
+
+    python benchmarks/bench_auto_quality.py --meshes gpt-adamw gptwide-adamw [--max-ndim 3]
+
+searches the mesh shapes of 8 devices (auto/meshes.py) with the batch over dim 0.
 """
 from __future__ import annotations
 
@@ -105,12 +109,36 @@ def run(case: str, rounds: int = 40, cal_search: bool = True) -> dict:
         print(f"  {k:9s} {plans[k].plan.bytes_per_device:10.0f} {m.total_us:11.1f} {m.compute_us:9.1f} "
               f"{m.comm_us:8.1f} {ms[k]:12.2f}")
     print(f"  {'xla':9s} {xla['bytes']:10.0f} {'-':>11s} {'':9s} {'':8s} {ms['xla']:12.2f}")
-    names = list(plans)
+    # a candidate that partitions like another (same collectives, bytes and modeled cost) is the
+    # same plan: ranked once
+    def key(k):
+        return (plans[k].plan.bytes_per_device, tuple(sorted(plans[k].plan.collectives.items())),
+                round(modeled[k].total_us, 6))
+    names = [k for i, k in enumerate(plans) if all(key(k) != key(j) for j in list(plans)[:i])]
     tau = kendall_tau([modeled[k].total_us for k in names], [ms[k] for k in names])
     by_model = sorted(names, key=lambda k: modeled[k].total_us)
     by_time = sorted(names, key=lambda k: ms[k])
-    print(f"  ranking by model {by_model}, by measured time {by_time}; Kendall tau {tau:+.2f}", flush=True)
+    same = [k for k in plans if k not in names]
+    print(f"  ranking by model {by_model}, by measured time {by_time}; Kendall tau {tau:+.2f}"
+          + (f" ({', '.join(same)}: same placements as a plan above, not ranked)" if same else ""), flush=True)
     return {"case": case, "ms": ms, "modeled": {k: m.total_us for k, m in modeled.items()}, "tau": tau}
+
+
+def run_meshes(case: str, max_ndim: int) -> None:
+    """search_meshes over the shapes of 8 devices, the batch over dim 0 ("MODEL-OPTIMIZER")."""
+    from spmdkit.auto import search_meshes
+    from spmdkit.distributed import Replicate, Shard
+    from spmdkit.examples.optim import OPTIMIZERS
+    from spmdkit.examples.setups import SETUPS
+    from spmdkit.examples.train import LR, make_step
+    model, optimizer = case.split("-")[:2]
+    setup = SETUPS[model]("2x2")
+    init, update = OPTIMIZERS[optimizer](LR[optimizer])
+    step = make_step(setup.loss_fn, update)
+    args = (setup.params, init(setup.params), *setup.batch)
+    batch = lambda mesh: [Shard(0)] + [Replicate()] * (mesh.ndim - 1)  # noqa: E731
+    found = search_meshes(step, 8, lambda mesh: (None, None, batch(mesh), batch(mesh)), args, max_ndim=max_ndim)
+    print(f"{case}: {found}", flush=True)
 
 
 if __name__ == "__main__":
@@ -119,6 +147,11 @@ if __name__ == "__main__":
     ap.add_argument("cases", nargs="*", default=list(CASES))
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--skip-cal-search", action="store_true", help="search once (default model) only")
+    ap.add_argument("--meshes", action="store_true", help="cases are MODEL-OPTIMIZER: search the mesh shapes of 8")
+    ap.add_argument("--max-ndim", type=int, default=2, help="with --meshes: 3 adds 2x2x2 (slow: minutes)")
     a = ap.parse_args()
     for c in a.cases:
-        run(c, a.rounds, not a.skip_cal_search)
+        if a.meshes:
+            run_meshes(c, a.max_ndim)
+        else:
+            run(c, a.rounds, not a.skip_cal_search)
