@@ -139,6 +139,12 @@ def run_meshes(case: str, max_ndim: int) -> None:
     batch = lambda mesh: [Shard(0)] + [Replicate()] * (mesh.ndim - 1)  # noqa: E731
     found = search_meshes(step, 8, lambda mesh: (None, None, batch(mesh), batch(mesh)), args, max_ndim=max_ndim)
     print(f"{case}: {found}", flush=True)
+    ok = [c for c in found.candidates if c.step is not None]
+    ms = interleaved_ms({"x".join(map(str, c.shape)): c.step for c in ok}, args, 20)
+    by_model = ["x".join(map(str, c.shape)) for c in ok]
+    print(f"  measured ms: {', '.join(f'{k} {v:.2f}' for k, v in ms.items())}; ranking by model {by_model}, "
+          f"by time {sorted(ms, key=ms.get)}; Kendall tau "
+          f"{kendall_tau([c.objective_us for c in ok], [ms[k] for k in by_model]):+.2f}", flush=True)
 
 
 if __name__ == "__main__":
