@@ -39,7 +39,7 @@ CPU_LINK_PER_CORE = AxisLink(alpha_us=18.0, gbytes_per_s=4.0)
 
 @dataclass(frozen=True)
 class Calibration:
-    """What `calibrate` measured (also kept on the model it returns, for the report)."""
+    """What `calibrate` measured (returned with the model it builds; `describe()` prints it)."""
     flops_per_s: float                      # per device, with every device of the mesh busy
     links: dict = field(default_factory=dict)   # axis name -> AxisLink
     devices_sharing_cores: float = 1.0      # mesh devices per host core (CPU) or 1
