@@ -1,8 +1,8 @@
 """Activation memory for the search's memory row: the values a training step keeps from its forward
 pass for its backward pass.
 
-The forward pass is every op the loss depends on (the loss: the function's first rank-0 float
-result, or the result given); the backward pass is every other op. An activation is a forward
+The forward pass is every op the loss depends on (the loss: the rank-0 float result that
+depends on the most ops, or the result given); the backward pass is every other op. An activation is a forward
 op's result that a backward op reads: it is live from its forward op until its last backward
 reader, so at the start of the backward pass every activation is live at once. The search adds
 each activation's local bytes (in the layout the producing op's strategy gives it) to the op's
@@ -23,32 +23,41 @@ from .cost import Costs, local_bytes
 from .strategies import SearchSpace, value_bytes
 
 
-def _loss_value(fn, loss_result: Optional[int]):
-    ret = fn.body.terminator
-    if ret is None:
-        return None
+def _ancestors(ops, producer, value) -> set[int]:
+    """Positions of the ops `value` depends on."""
+    seen, stack = set(), [producer.get(id(value))]
+    while stack:
+        k = stack.pop()
+        if k is None or k in seen:
+            continue
+        seen.add(k)
+        stack.extend(producer.get(id(v)) for v in ops[k].operands)
+    return seen
+
+
+def _forward(ops, producer, ret, loss_result: Optional[int]) -> set[int]:
+    """The ops the loss depends on. Without `loss_result`, the loss is the rank-0 float result
+    that depends on the most ops (a training step also returns scalars like AdamW's step count,
+    which depend on next to nothing)."""
     if loss_result is not None:
-        return ret.operands[loss_result]
+        return _ancestors(ops, producer, ret.operands[loss_result])
+    best: set[int] = set()
     for v in ret.operands:
         if v.type.rank == 0 and v.type.dtype.startswith(("f", "bf")):
-            return v
-    return None
+            found = _ancestors(ops, producer, v)
+            if len(found) > len(best):
+                best = found
+    return best
 
 
 def activations(fn, loss_result: Optional[int] = None) -> dict[int, list[int]]:
     """Op position -> result slots of that op kept for the backward pass (see the module doc)."""
     ops = [op for op in fn.body.ops if not op.is_terminator]
-    loss = _loss_value(fn, loss_result)
-    if loss is None:
+    ret = fn.body.terminator
+    if ret is None:
         return {}
     producer = {id(r): k for k, op in enumerate(ops) for r in op.results}
-    forward, stack = set(), [producer.get(id(loss))]
-    while stack:
-        k = stack.pop()
-        if k is None or k in forward:
-            continue
-        forward.add(k)
-        stack.extend(producer.get(id(v)) for v in ops[k].operands)
+    forward = _forward(ops, producer, ret, loss_result)
     kept: dict[int, set[int]] = {}
     for k, op in enumerate(ops):
         if k in forward:
