@@ -2,8 +2,9 @@
 virtual CPU devices, and prints one JSON line per case (started by test_auto_train.py in a fresh
 process: XLA_FLAGS must be set before JAX starts; benchmarks/bench_auto.py prints the same rows).
 
-Case: "MODEL-MESH-OPTIMIZER[-memKB][-floRATE]" (e.g. gpt-2x2-adamw, mlp-2x2-sgd-mem20, gpt-2x2-sgd-flo1e9:
-a device's FLOP/s for the search): every step's
+Case: "MODEL-MESH-OPTIMIZER[-memKB|-memrep][-floRATE]" (e.g. gpt-2x2-adamw, mlp-2x2-sgd-mem20,
+mlp-2x2-adamw-memrep: a limit one byte below the replicated params' and optimizer state's bytes,
+gpt-2x2-sgd-flo1e9: a device's FLOP/s for the search): every step's
 loss and gradients against one device, the plan's bytes and the compiled program's, the
 hand-written placements of spmdkit.examples (propagated) and XLA's partitioning of them, step
 times of the three in the same run, the compiled memory per device, and the placements found."""
@@ -37,16 +38,17 @@ def _median_ms(fn, args, reps: int) -> float:
 def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WORKER_REPS", "5"))) -> dict:
     parts = case.split("-")
     model, mesh_key, optimizer = parts[:3]
-    options = {p[:3]: float(p[3:]) for p in parts[3:]}       # mem<kB>, flo<FLOP/s of a device>
-    memory_limit = options["mem"] * 1000 if "mem" in options else None
-    if "flo" in options:
-        from spmdkit.auto import AutoCostModel, set_default_cost
-        set_default_cost(AutoCostModel(flops_per_s=options["flo"]))
+    options = {p[:3]: p[3:] for p in parts[3:]}       # mem<kB>|memrep, flo<FLOP/s of a device>
+    from spmdkit.auto import AutoCostModel, set_default_cost
+    set_default_cost(AutoCostModel(flops_per_s=float(options["flo"])) if "flo" in options else None)
     setup = SETUPS[model](mesh_key)
     mesh = mesh_of(mesh_key)
     init, update = OPTIMIZERS[optimizer](LR[optimizer])
     step = make_step(setup.loss_fn, update)
     args = (setup.params, init(setup.params), *setup.batch)
+    state_bytes = sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(args[:2]))
+    memory_limit = None if "mem" not in options else state_bytes - 1 if options["mem"] == "rep" else \
+        float(options["mem"]) * 1000
     bp = setup.batch_placements
     t0 = time.perf_counter()
     auto = parallelize(step, mesh, (None, None, bp, bp), strategy="auto", example_args=args,
@@ -58,11 +60,11 @@ def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WOR
     mem = compiled.memory_analysis()
     row = {"case": case, "trace_s": trace_s, "search_s": rep.search_s, "solve_s": rep.solve_s, "gap": rep.gap,
            "status": rep.status, "objective_us": rep.objective_us, "modeled_bytes": rep.comm_bytes,
-           "modeled_memory": rep.memory_bytes, "memory_limit": memory_limit,
+           "modeled_memory": rep.memory_bytes, "memory_limit": memory_limit, "state_bytes": state_bytes,
            "plan_bytes": auto.plan.bytes_per_device, "plan_counts": auto.plan.collectives,
            "hlo_bytes": hlo["bytes"], "hlo_counts": hlo["counts"],
            "compiled_memory": {k: int(getattr(mem, k)) for k in ("argument_size_in_bytes", "output_size_in_bytes",
-                                                                  "temp_size_in_bytes")},
+                                                                  "temp_size_in_bytes", "alias_size_in_bytes")},
            "placements": {k: repr(v) for k, v in auto.in_shardings.items() if k.startswith("args[0]")},
            "steps": []}
     ref = jax.jit(step)
@@ -89,5 +91,8 @@ def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WOR
 
 
 if __name__ == "__main__":
-    for case in sys.argv[1:]:
-        print(json.dumps(run_case(case)), flush=True)
+    argv, steps = sys.argv[1:], 3
+    if argv[:1] == ["--steps"]:
+        steps, argv = int(argv[1]), argv[2:]
+    for case in argv:
+        print(json.dumps(run_case(case, steps)), flush=True)

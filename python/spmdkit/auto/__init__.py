@@ -7,8 +7,9 @@ cheapest consistent plan; the program comes back annotated for the partitioner (
 """
 from .cost import DEFAULT_AUTO_COST, AutoCostModel
 from .errors import AutoShardingError
+from .meshes import MeshSearch, mesh_shapes, search_meshes
 from .report import SearchReport
 from .search import auto_shard, parallelize_hook, set_default_cost, tie_results
 
-__all__ = ["AutoCostModel", "AutoShardingError", "DEFAULT_AUTO_COST", "SearchReport", "auto_shard",
-           "parallelize_hook", "set_default_cost", "tie_results"]
+__all__ = ["AutoCostModel", "AutoShardingError", "DEFAULT_AUTO_COST", "MeshSearch", "SearchReport", "auto_shard",
+           "mesh_shapes", "parallelize_hook", "search_meshes", "set_default_cost", "tie_results"]

@@ -39,6 +39,13 @@ class AutoCostModel:
     def compute_us(self, flops: float) -> float:
         return flops / self.flops_per_s * 1e6
 
+    @staticmethod
+    def calibrated(mesh, reps: int = 15) -> "AutoCostModel":
+        """Compute rate and per-axis collective latency and bandwidth measured on `mesh`'s
+        devices (a ProcessMesh, 'dp=2,mp=2' or a jax Mesh; auto/calibrate.py)."""
+        from .calibrate import calibrate
+        return calibrate(mesh, reps)[0]
+
 
 DEFAULT_AUTO_COST = AutoCostModel()
 

@@ -29,7 +29,7 @@ class SearchReport:
     compute_us: float
     comm_us: float
     comm_bytes: float                    # bytes one device receives per step, as modeled
-    memory_bytes: float                  # arguments and results per device, as modeled
+    memory_bytes: float                  # arguments, results and activations per device, as modeled
     memory_limit: float | None
     variables: int
     rows: int
@@ -44,7 +44,7 @@ class SearchReport:
                  f"comm {self.comm_us:.2f} us, {self.comm_bytes:.0f} B/device), gap {self.gap:.2%}, "
                  f"HiGHS {self.solve_s:.3f} s, search {self.search_s:.3f} s, {self.variables} variables, "
                  f"{self.rows} rows",
-                 f"memory (args + results) {self.memory_bytes:.0f} B/device"
+                 f"memory (args, results, activations) {self.memory_bytes:.0f} B/device"
                  + (f" (limit {self.memory_limit:.0f})" if self.memory_limit is not None else "")]
         if self.plan_bytes is not None:
             lines.append(f"partitioned plan: {self.plan_bytes:.0f} B/device")

@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from .annotate import annotate
-from .cost import DEFAULT_AUTO_COST, AutoCostModel, build_costs
+from .cost import DEFAULT_AUTO_COST, AutoCostModel, build_costs, total_cost
 from .errors import AutoShardingError
+from .memory import add_activation_memory
 from .report import SearchReport, build_report
 from .solve import solve
 from .strategies import build_space
@@ -37,12 +39,14 @@ def tie_results(arg_labels: Sequence[str], out_labels: Sequence[str], program) -
 def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Optional[dict[int, int]] = None,
                memory_limit: Optional[float] = None, cost: AutoCostModel = DEFAULT_AUTO_COST,
                time_limit_s: float = 30.0, arg_labels: Optional[Sequence[str]] = None,
-               out_labels: Optional[Sequence[str]] = None) -> SearchReport:
+               out_labels: Optional[Sequence[str]] = None, loss_result: Optional[int] = None) -> SearchReport:
     """Chooses a layout for every free argument, op and free result of `program`'s main
     function (one flat block over one mesh), annotates the program in place, and returns the
     report. `pinned_args[i]`: argument i keeps its annotation (default: annotated args are
     pinned); results with a declared sharding keep it; `ties`: result -> argument whose layout
-    it comes back in."""
+    it comes back in. Memory counts arguments, results and the activations the backward pass
+    reads (`loss_result`: which result is the loss; default the first rank-0 float one;
+    auto/memory.py)."""
     if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float))
                                      or memory_limit <= 0):
         raise AutoShardingError(f"memory_limit must be a positive number of bytes per device, got {memory_limit!r}")
@@ -56,7 +60,8 @@ def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Opti
     t0 = time.perf_counter()
     space = build_space(program, list(pinned_args), dict(ties or {}))
     costs = build_costs(space, cost)
-    sol = solve(costs, memory_limit, time_limit_s)
+    add_activation_memory(space, costs, fn, loss_result)
+    sol = keep_cheaper(space, costs, solve(costs, memory_limit, time_limit_s), memory_limit)
     added = annotate(program, space, sol.choice)
     search_s = time.perf_counter() - t0
     labels = list(arg_labels) if arg_labels is not None else [f"%arg{i}" for i in range(len(fn.args))]
@@ -64,16 +69,53 @@ def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Opti
     return build_report(space, costs, sol, labels, outs, memory_limit, search_s, added)
 
 
-_PARALLELIZE_COST = [DEFAULT_AUTO_COST]
+def replicated_choice(space) -> list[int]:
+    """Per node, its fully replicated strategy (a pinned node: its only one)."""
+    def whole(s):
+        return all(not any(l.dims) and not l.partial for l in (*s.operands, *s.results))
+    return [next((k for k, s in enumerate(n.strategies) if whole(s)), 0) for n in space.nodes]
 
 
-def set_default_cost(cost: AutoCostModel) -> AutoCostModel:
+def keep_cheaper(space, costs, sol, memory_limit=None):
+    """When HiGHS stopped before proving its plan optimal (time limit), its incumbent can be
+    worse than running replicated (or, without an incumbent, arbitrary): keep whichever of the
+    two the model prices lower among those within the memory limit, with its true cost."""
+    if sol.status == "Optimal" and sol.gap <= 1e-9:
+        return sol
+    def fits(choice):
+        return memory_limit is None or sum(float(m[k]) for m, k in zip(costs.memory, choice)) <= memory_limit + 1e-6
+    got = total_cost(costs, sol.choice)
+    base_choice = replicated_choice(space)
+    base = total_cost(costs, base_choice)
+    if fits(base_choice) and (base < got or not fits(sol.choice)):
+        return replace(sol, choice=base_choice, objective_us=base,
+                       status=f"{sol.status}; replicated plan kept (the incumbent cost {got:.1f} us)")
+    return replace(sol, objective_us=got)
+
+
+_PARALLELIZE_COST: list[Optional[AutoCostModel]] = [None]
+
+
+def set_default_cost(cost: Optional[AutoCostModel]) -> Optional[AutoCostModel]:
     """The cost model `parallelize(..., strategy="auto")` searches with (returns the previous
-    one), e.g. `AutoCostModel(flops_per_s=2e9)` for virtual CPU devices sharing a few cores."""
-    if not isinstance(cost, AutoCostModel):
+    one), e.g. `AutoCostModel.calibrated(mesh)`. None (the start): `default_cost` of the mesh
+    and platform (fixed CPU figures on CPU devices, `DEFAULT_AUTO_COST` elsewhere)."""
+    if cost is not None and not isinstance(cost, AutoCostModel):
         raise TypeError(f"cost must be an spmdkit.auto.AutoCostModel, not {type(cost).__name__}")
     previous, _PARALLELIZE_COST[0] = _PARALLELIZE_COST[0], cost
     return previous
+
+
+def cost_for(program) -> AutoCostModel:
+    """The model set by `set_default_cost`, else the default for the program's mesh here."""
+    if _PARALLELIZE_COST[0] is not None:
+        return _PARALLELIZE_COST[0]
+    import jax
+
+    from ..partition.layouts import ProgramMesh
+    from .calibrate import default_cost
+    spec = ProgramMesh.of(program).spec
+    return default_cost({a: spec.size(a) for a in spec.names}, jax.devices()[0].platform)
 
 
 def parallelize_hook(program, arg_entries, labels, out_labels, memory_limit) -> SearchReport:
@@ -83,5 +125,5 @@ def parallelize_hook(program, arg_entries, labels, out_labels, memory_limit) -> 
     declared = program.main.result_shardings
     ties = {r: a for r, a in tie_results(labels, out_labels, program).items()
             if r >= len(declared) or declared[r] is None}
-    return auto_shard(program, pinned, ties, memory_limit, _PARALLELIZE_COST[0], arg_labels=labels,
+    return auto_shard(program, pinned, ties, memory_limit, cost_for(program), arg_labels=labels,
                       out_labels=out_labels)

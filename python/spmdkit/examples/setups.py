@@ -11,7 +11,7 @@ import jax
 from ..distributed import ProcessMesh, Replicate, Shard
 from ..models import gpt, mlp
 
-MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp"))}
+MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp")), "2x4": ((2, 4), ("dp", "mp"))}
 R = Replicate()
 
 
@@ -74,12 +74,29 @@ def batch_placements(mesh_key: str) -> list:
     return _batch(mesh_key)
 
 
-def gpt_setup(mesh_key: str) -> Setup:
-    cfg = gpt.GPTConfig()
+def gpt_setup(mesh_key: str, cfg: gpt.GPTConfig = gpt.GPTConfig(), batch_size: int = 8) -> Setup:
     params = gpt.init_params(jax.random.PRNGKey(0), cfg)
-    batch = gpt.example_batch(jax.random.PRNGKey(1), cfg, batch=8)
+    batch = gpt.example_batch(jax.random.PRNGKey(1), cfg, batch=batch_size)
     return Setup(params, batch, gpt.loss_fn, gpt_placements(params, mesh_key), _batch(mesh_key),
                  ("h0.w_qkv", "h0.w_proj"))
 
 
-SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup}
+def encoder_setup(mesh_key: str) -> Setup:
+    """The auto-sharding checks' own 4-layer encoder (examples/encoder.py), Megatron by hand."""
+    from . import encoder
+    params = encoder.init_params(jax.random.PRNGKey(0))
+    batch = encoder.example_batch(jax.random.PRNGKey(1))
+    placements = encoder.hand_placements(params, len(MESHES[mesh_key][0]))
+    return Setup(params, batch, encoder.loss_fn, placements, _batch(mesh_key), ("l0.wq", "l0.w_down"))
+
+
+def gptwide_setup(mesh_key: str) -> Setup:
+    """A wider GPT (d_model 256, d_ff 1024, 8 heads, batch 16 x 64 tokens) where compute, not
+    launch overhead, decides step times (the auto benchmarks' ranking check)."""
+    cfg = gpt.GPTConfig(vocab=512, seq=64, d_model=256, n_heads=8, d_ff=1024)
+    setup = gpt_setup(mesh_key, cfg, batch_size=16)
+    setup.loss_fn = lambda params, tokens, targets: gpt.loss_fn(params, tokens, targets, n_heads=cfg.n_heads)
+    return setup
+
+
+SETUPS = {"mlp": mlp_setup, "gpt": gpt_setup, "encoder": encoder_setup, "gptwide": gptwide_setup}

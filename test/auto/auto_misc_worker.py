@@ -1,0 +1,67 @@
+"""Child-process checks of the calibration, the plan evaluator and the mesh-shape search on 8
+virtual CPU devices (started by test_auto_calibrate.py and test_auto_meshes.py; XLA_FLAGS must be
+set before JAX starts). Prints one JSON line per job named on the command line."""
+import json
+import os
+import sys
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+
+from spmdkit.distributed import Replicate, Shard, parallelize  # noqa: E402
+from spmdkit.examples.optim import OPTIMIZERS  # noqa: E402
+from spmdkit.examples.setups import SETUPS, mesh_of  # noqa: E402
+from spmdkit.examples.train import LR, make_step, max_abs  # noqa: E402
+
+
+def _mlp():
+    setup = SETUPS["mlp"]("2x2")
+    init, update = OPTIMIZERS["sgd"](LR["sgd"])
+    step = make_step(setup.loss_fn, update)
+    return setup, step, (setup.params, init(setup.params), *setup.batch)
+
+
+def calibrate_job() -> dict:
+    """The calibrated model of a 2x2 mesh; the MLP searched with it; the evaluator's cost of the
+    partitioned plan against the search's own figures."""
+    from spmdkit.auto import AutoCostModel, set_default_cost
+    from spmdkit.auto.evaluate import modeled_cost
+    mesh = mesh_of("2x2")
+    model = AutoCostModel.calibrated(mesh, reps=5)
+    setup, step, args = _mlp()
+    set_default_cost(model)
+    bp = setup.batch_placements
+    auto = parallelize(step, mesh, (None, None, bp, bp), strategy="auto", example_args=args)
+    r = auto.search_report
+    m = modeled_cost(auto.partitioned, model)
+    set_default_cost(None)
+    return {"job": "calibrate", "flops_per_s": model.flops_per_s,
+            "links": {a: [l.alpha_us, l.gbytes_per_s] for a, l in model.reshard.links},
+            "report": {"compute_us": r.compute_us, "comm_us": r.comm_us, "bytes": r.comm_bytes},
+            "evaluated": {"compute_us": m.compute_us, "comm_us": m.comm_us, "bytes": m.bytes,
+                          "unpriced": m.unpriced},
+            "plan_bytes": auto.plan.bytes_per_device}
+
+
+def meshes_job() -> dict:
+    """search_meshes over 2-dim shapes of 8 devices for the MLP, the batch over dim 0."""
+    from spmdkit.auto import search_meshes
+    setup, step, args = _mlp()
+    batch = lambda m: [Shard(0)] + [Replicate()] * (m.ndim - 1)  # noqa: E731
+    found = search_meshes(step, 8, lambda m: (None, None, batch(m), batch(m)), args, max_ndim=2)
+    best = found.best
+    out, want = best.step(*args), jax.jit(step)(*args)
+    return {"job": "meshes", "text": str(found),
+            "candidates": [{"shape": list(c.shape), "objective_us": c.objective_us, "error": c.error,
+                            "report_objective_us": c.step.search_report.objective_us if c.step else None}
+                           for c in found.candidates],
+            "best": list(best.shape),
+            "loss_diff": abs(float(out[2]) - float(want[2])),
+            "grad_diff": max(max_abs(out[3][k], want[3][k]) for k in want[3])}
+
+
+if __name__ == "__main__":
+    jobs = {"calibrate": calibrate_job, "meshes": meshes_job}
+    for name in sys.argv[1:]:
+        print(json.dumps(jobs[name]()), flush=True)
