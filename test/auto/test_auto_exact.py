@@ -1,7 +1,8 @@
 """The solver is exact: on random programs of a few jax ops (elementwise, matmul, reduce,
 transpose, reshape, broadcast) on a 2x2 mesh, HiGHS's objective equals the best of every
 combination of strategies under the same cost model (enumerated by broadcasting, no solver),
-with and without a memory limit; the plan it returns costs what it says."""
+with and without a memory limit; the plan it returns costs what it says. The reshard costs
+the search reads equal the planner's."""
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -111,23 +112,46 @@ def test_exhaustive_is_able_to_disagree():
     assert worse and max(worse) > best + 1e-6
 
 
-def test_renaming_interchangeable_axes_keeps_the_reshard_cost():
-    """The cost model plans one pair of layouts per orbit of axis renamings (axes of one size and
-    one link); the planner's cost and bytes are the same on every member of the orbit."""
-    import random
+@st.composite
+def _layouts(draw, mesh_axes):
+    """A shape, a source layout (maybe partial) and several targets (not partial) on a mesh."""
+    from spmdkit.reshard import Layout, MeshSpec
+    spec = MeshSpec.make(mesh_axes)
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.sampled_from([1, 2, 4, 6, 8, 16])) for _ in range(rank))
 
-    from spmdkit.auto.cost import _canonical, _interchangeable
-    from spmdkit.auto.strategies import value_layouts
-    from spmdkit.partition.layouts import ProgramMesh
-    from spmdkit.reshard import DEFAULT_COST_MODEL, Layout, plan_reshard
-    pm = ProgramMesh("m", Mesh({"x": 2, "y": 2, "z": 2}))
-    renamings = _interchangeable(pm, DEFAULT_COST_MODEL)
-    assert len(renamings) == 5
-    layouts = value_layouts((8, 16), pm)
-    partial = [Layout.make(pm.spec, l.dims, [a for a in pm.spec.names if a not in l.used_axes()][:1], "sum")
-               for l in layouts if len(l.used_axes()) < 3]
-    rng = random.Random(0)
-    for a, b in rng.sample([(a, b) for a in layouts + partial for b in layouts], 15):
-        p = plan_reshard(pm.spec, (8, 16), a, b, 4, DEFAULT_COST_MODEL, sub_axes=False)
-        q = plan_reshard(pm.spec, (8, 16), *_canonical(pm, renamings, a, b), 4, DEFAULT_COST_MODEL, sub_axes=False)
-        assert (p.cost_us, p.bytes) == pytest.approx((q.cost_us, q.bytes))
+    def layout(partial_ok):
+        dims, partial = [[] for _ in shape], []
+        for axis in draw(st.permutations([a for a, _ in mesh_axes.items()])):
+            where = draw(st.integers(-1 if partial_ok else 0, rank))
+            if where == -1:
+                partial.append(axis)
+            elif where < rank:
+                dims[where].append(axis)
+        parts = [np.prod([mesh_axes[a] for a in d]) for d in dims]
+        assume(all(n % p == 0 for n, p in zip(shape, parts)))
+        reduce = draw(st.sampled_from(["sum", "max"])) if partial else None
+        return Layout.make(spec, dims, partial, reduce)
+
+    return spec, shape, layout(True), [layout(False) for _ in range(draw(st.integers(1, 6)))]
+
+
+@pytest.mark.parametrize("mesh_axes", [{"x": 2, "y": 2}, {"x": 2, "y": 2, "z": 2}, {"x": 2, "y": 4}],
+                         ids=["2x2", "2x2x2", "2x4"])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data(), itemsize=st.sampled_from([2, 4]))
+def test_reshard_table_equals_the_planner(mesh_axes, data, itemsize):
+    """One search per source run to the end (ReshardTable) gives plan_reshard's cost and bytes
+    for every target, exactly (the same pushes, order and tie-breaks), and INFEASIBLE where the
+    planner refuses."""
+    from spmdkit.auto.reshard_table import INFEASIBLE, ReshardTable
+    from spmdkit.reshard import DEFAULT_COST_MODEL, ReshardError, plan_reshard
+    spec, shape, src, targets = data.draw(_layouts(mesh_axes))
+    table = ReshardTable(spec, shape, itemsize, DEFAULT_COST_MODEL)
+    for dst in targets:
+        try:
+            p = plan_reshard(spec, shape, src, dst, itemsize, DEFAULT_COST_MODEL, sub_axes=False)
+            want = (p.cost_us, p.bytes)
+        except ReshardError:
+            want = INFEASIBLE
+        assert table.get(src, dst) == want, (src, dst)
