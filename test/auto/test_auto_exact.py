@@ -155,3 +155,49 @@ def test_reshard_table_equals_the_planner(mesh_axes, data, itemsize):
         except ReshardError:
             want = INFEASIBLE
         assert table.get(src, dst) == want, (src, dst)
+
+
+@st.composite
+def _pairwise_problems(draw):
+    """A random pairwise cost problem: few strategies per node, small integer costs (ties and
+    dominated strategies are common), edges of random shapes (parallel edges and sums of a row
+    and a column term included), random memory per strategy."""
+    from spmdkit.auto.cost import Costs, EdgeCost
+    n = draw(st.integers(1, 7))
+    sizes = [draw(st.integers(1, 4)) for _ in range(n)]
+    ints = lambda k: np.array(draw(st.lists(st.integers(0, 6), min_size=k, max_size=k)), dtype=float)
+    node = [ints(k) for k in sizes]
+    memory = [ints(k) for k in sizes]
+    edges, ends = [], []
+    for _ in range(draw(st.integers(0, 10))):
+        a, b = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+        if draw(st.booleans()):
+            m = ints(sizes[a] * sizes[b]).reshape(sizes[a], sizes[b])
+        else:   # additive: a function of each end alone
+            m = ints(sizes[a])[:, None] + ints(sizes[b])[None, :]
+        if a == b:
+            m = np.diag(np.diag(m))
+        edges.append(EdgeCost(m, np.arange(sizes[a]), np.arange(sizes[b]), m))
+        ends.append((a, b))
+    return Costs(node, memory, edges, ends)
+
+
+@pytest.mark.parametrize("column_generation", [True, False], ids=["relaxation-first", "milp-only"])
+@settings(max_examples=150, deadline=None)
+@given(costs=_pairwise_problems(), squeeze=st.floats(0.0, 1.0), with_limit=st.booleans())
+def test_reductions_keep_the_optimum_of_any_pairwise_problem(column_generation, costs, squeeze, with_limit):
+    """The exact reductions (additive edges to node costs, dominated strategies dropped, leaf and
+    series eliminations) and the solver give the exhaustive optimum on arbitrary small problems
+    with many ties, with and without a memory limit, and the returned plan costs it: through the
+    LP relaxation by column generation (its integral optima; else the MILP) and the MILP alone."""
+    limit = None
+    if with_limit:
+        least = smallest_memory(costs)
+        limit = least + squeeze * (float(sum(m.max() for m in costs.memory)) - least)
+    best, _ = exhaustive(costs, limit)
+    sol = solve(costs, limit, column_generation=column_generation)
+    assert sol.status == "Optimal" and sol.gap <= 1e-9
+    assert sol.objective_us == pytest.approx(best, abs=1e-9)
+    assert total_cost(costs, sol.choice) == pytest.approx(best, abs=1e-9)
+    if limit is not None:
+        assert sum(float(m[k]) for m, k in zip(costs.memory, sol.choice)) <= limit + 1e-9

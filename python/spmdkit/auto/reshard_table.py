@@ -68,7 +68,9 @@ class ReshardTable:
         MAX_EXPANSIONS), leaving later layouts to plan_reshard."""
         tie = itertools.count()
         best = {source: (0.0, 0, 0)}
-        paid = {source: 0.0}        # bytes along the best path so far
+        # cost and bytes summed along each layout's best path so far, as Plan sums its steps: the
+        # popped key can be an older entry of near-equal cost (the planner's ties are within 1e-9)
+        paid = {source: (0.0, 0.0)}
         heap = [(0.0, 0, 0, next(tie), source)]
         done: dict[Layout, tuple[float, float]] = {}
         no_target = Layout(tuple(() for _ in self.shape))
@@ -78,13 +80,13 @@ class ReshardTable:
                 continue
             if len(done) > MAX_EXPANSIONS:
                 break
-            done[node] = (c, paid[node])
+            done[node] = paid[node]
             for after, step_us, step_bytes, collective in self._out(node):
                 if after in done or not _partial_allowed(after, source, no_target):
                     continue
                 key = (c + step_us, ncoll + collective, nsteps + 1)
                 if after not in best or _less(key, best[after]):
                     best[after] = key
-                    paid[after] = paid[node] + step_bytes
+                    paid[after] = (paid[node][0] + step_us, paid[node][1] + step_bytes)
                     heapq.heappush(heap, (*key, next(tie), after))
         return done

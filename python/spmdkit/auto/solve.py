@@ -1,13 +1,21 @@
 """One mixed-integer program over the search space, solved by HiGHS (highspy).
 
-First the exact reductions of reduce.py fold away every node of degree <= 2 (chains of
-elementwise ops, reshapes, transposes, leaves). On what remains: a binary x[n, s] per node n and
-strategy s (sum over s = 1). Per edge, over the distinct rows and columns of its cost matrix
-(classes p of one end, c of the other), continuous y[p, c] >= 0 with sum_c y[p, c] = sum of x
-over that end's strategies of class p, and sum_p y[p, c] likewise for the other end: with x
-integral, y is the product of the two one-hot choices (the transport form of Alpa's edge
+First the exact reductions of reduce.py (additive edges, dominated strategies, nodes of degree
+<= 2: chains of elementwise ops, reshapes, transposes, leaves). On what remains: a binary x[n, s]
+per node n and strategy s (sum over s = 1). Per edge, over the distinct rows and columns of its
+cost matrix (classes p of one end, c of the other), continuous y[p, c] >= 0 with sum_c y[p, c] =
+sum of x over that end's strategies of class p, and sum_p y[p, c] likewise for the other end:
+with x integral, y is the product of the two one-hot choices (the transport form of Alpa's edge
 variables, tighter in its LP relaxation than y >= x_p + x_c - 1). Objective: compute per
 strategy plus edge costs. Memory: one row, sum of bytes per device <= the limit.
+
+Most y are zero in any plan, and on these problems the LP relaxation is usually integral. So
+HiGHS first solves the relaxation by delayed column generation: the LP with the x columns and,
+per edge, the pairs of a reference plan and each class's cheapest partner; HiGHS's row duals
+price every missing y (reduced cost M[p, c] - dual of row p - dual of column c), the negative
+ones are added and the LP re-solved from its basis, until none is negative: then the restricted
+LP's optimum is the full relaxation's. If its x is integral, that plan is optimal for the MILP
+(no plan costs less than the relaxation), with gap 0. Otherwise HiGHS solves the full MILP.
 """
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ import numpy as np
 
 from .cost import Costs
 from .errors import AutoShardingError
-from .reduce import classes, expand, reduce_graph
+from .reduce import Reduced, classes, expand, reduce_graph
 
 
 @dataclass
@@ -30,6 +38,8 @@ class Solution:
     solve_s: float              # seconds in HiGHS
     variables: int
     rows: int
+    reduced: tuple[int, int, int] = (0, 0, 0)   # nodes, edges, strategies left for the MILP after reduce.py
+    reduce_s: float = 0.0                        # seconds in the exact reductions
 
 
 def _quiet_highs():
@@ -48,7 +58,7 @@ def _quiet_highs():
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-    h.setOptionValue("output_flag", False)
+    h.setOptionValue("output_flag", bool(os.environ.get("SPMDKIT_HIGHS_LOG")))
     return h
 
 
@@ -58,9 +68,7 @@ def smallest_memory(costs: Costs) -> float:
 
 
 def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float = 30.0,
-          mip_rel_gap: float = 0.0) -> Solution:
-    import highspy
-
+          mip_rel_gap: float = 0.0, column_generation: bool = True) -> Solution:
     n_nodes = len(costs.node)
     if memory_limit is not None:
         least = smallest_memory(costs)
@@ -71,84 +79,213 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
         keep = {i for i, m in enumerate(costs.memory) if len(m) > 1 and np.ptp(m) > 0}
     else:
         keep = set()
+    t0 = time.perf_counter()
     r = reduce_graph(costs, keep)
-    col: dict[int, int] = {}
-    cost, integer = [], []
-    constant = r.constant
-    for n, c in r.node_cost.items():
-        if len(c) == 1:
-            constant += float(c[0])
-            continue
-        col[n] = len(cost)
-        cost.extend(c.tolist())
-        integer.extend([True] * len(c))
-    rows_start, rows_index, rows_value, lower, upper = [0], [], [], [], []
+    reduce_s = time.perf_counter() - t0
+    reduced = (len(r.node_cost), len(r.edges), sum(len(c) for c in r.node_cost.values()))
+    prob = _Problem(r, costs, memory_limit)
+    if not prob.n_x:  # everything was eliminated exactly
+        return Solution(expand(r, {n: 0 for n in r.node_cost}, n_nodes), prob.constant, "Optimal", 0.0, 0.0, 0, 0,
+                        reduced, reduce_s)
+    t0 = time.perf_counter()
+    found = _relaxation(prob, time_limit_s) if column_generation else None
+    if found is not None:
+        kept, objective, variables = found
+        return Solution(expand(r, kept, n_nodes), objective, "Optimal", 0.0, time.perf_counter() - t0,
+                        variables, prob.n_rows, reduced, reduce_s)
+    kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap)
+    return Solution(expand(r, kept, n_nodes), objective, status, gap, time.perf_counter() - t0,
+                    prob.n_x + prob.n_y, prob.n_rows, reduced, reduce_s)
 
-    def row(index, value, lo, hi):
-        rows_index.extend(index)
-        rows_value.extend(value)
-        rows_start.append(len(rows_index))
-        lower.append(lo)
-        upper.append(hi)
 
-    for n, c0 in col.items():
-        k = len(r.node_cost[n])
-        row(range(c0, c0 + k), [1.0] * k, 1.0, 1.0)
-    for (a, b), m in r.edges.items():   # both ends have several strategies (single ones were folded)
-        rows_m, a_class = classes(m, 0)
-        mat, b_class = classes(rows_m, 1)
-        P, C = mat.shape
-        y0 = len(cost)
-        cost.extend(mat.reshape(-1).tolist())
-        integer.extend([False] * (P * C))
-        for p in range(P):
-            members = np.flatnonzero(a_class == p)
-            row([y0 + p * C + c for c in range(C)] + [col[a] + int(k) for k in members],
-                [1.0] * C + [-1.0] * len(members), 0.0, 0.0)
-        for c in range(C):
-            members = np.flatnonzero(b_class == c)
-            row([y0 + p * C + c for p in range(P)] + [col[b] + int(k) for k in members],
-                [1.0] * P + [-1.0] * len(members), 0.0, 0.0)
-    if memory_limit is not None:
-        fixed = sum(float(costs.memory[n][0]) for n in range(n_nodes) if n not in col)
-        idx = [col[n] + s for n in col for s in range(len(costs.memory[n])) if costs.memory[n][s]]
-        val = [float(costs.memory[n][s]) for n in col for s in range(len(costs.memory[n])) if costs.memory[n][s]]
-        row(idx, val, -highspy.kHighsInf, float(memory_limit) - fixed)
-    if not cost:  # everything was eliminated exactly
-        return Solution(expand(r, {n: 0 for n in r.node_cost}, n_nodes), constant, "Optimal", 0.0, 0.0, 0, 0)
+class _Problem:
+    """The MILP's pieces: x columns per node with several strategies, per edge its distinct cost
+    matrix and the rows of its two marginals, the memory row."""
 
+    def __init__(self, r: Reduced, costs: Costs, memory_limit):
+        self.r = r
+        self.constant = r.constant
+        self.col: dict[int, int] = {}
+        x_cost = []
+        for n, c in r.node_cost.items():
+            if len(c) == 1:
+                self.constant += float(c[0])
+                continue
+            self.col[n] = sum(len(x) for x in x_cost)
+            x_cost.append(c)
+        self.n_x = sum(len(x) for x in x_cost)
+        self.x_cost = np.concatenate(x_cost) if x_cost else np.zeros(0)
+        # rows: one per node, then per edge its P row marginals and C column marginals, then memory
+        self.edges = []          # (a, b, a_class, b_class, mat, first row)
+        row = len(self.col)
+        for (a, b), m in r.edges.items():   # both ends have several strategies (single ones were folded)
+            rows_m, a_class = classes(m, 0)
+            mat, b_class = classes(rows_m, 1)
+            self.edges.append((a, b, a_class, b_class, mat, row))
+            row += mat.shape[0] + mat.shape[1]
+        self.n_y = sum(e[4].size for e in self.edges)
+        self.memory = None
+        if memory_limit is not None:   # a node's memory over its remaining strategies (eliminated ones hold one)
+            n_nodes = len(costs.node)
+            mem = {n: costs.memory[n][r.orig[n]] if n in r.orig else costs.memory[n][:1] for n in range(n_nodes)}
+            fixed = sum(float(mem[n][0]) for n in range(n_nodes) if n not in self.col)
+            self.memory = (np.concatenate([mem[n] for n in self.col] or [np.zeros(0)]), float(memory_limit) - fixed)
+            row += 1
+        self.n_rows = row
+
+    def x_matrix(self):
+        """The x columns (column-wise): node row +1, each incident edge's marginal row of its class -1."""
+        entries = [[] for _ in range(self.n_x)]
+        for i, (n, c0) in enumerate(self.col.items()):
+            for s in range(len(self.r.node_cost[n])):
+                entries[c0 + s].append((i, 1.0))
+        for a, b, a_class, b_class, mat, row in self.edges:
+            P = mat.shape[0]
+            for s, p in enumerate(a_class):
+                entries[self.col[a] + s].append((row + int(p), -1.0))
+            for t, c in enumerate(b_class):
+                entries[self.col[b] + t].append((row + P + int(c), -1.0))
+        if self.memory is not None:
+            for j, v in enumerate(self.memory[0]):
+                if v:
+                    entries[j].append((self.n_rows - 1, float(v)))
+        start = np.cumsum([0] + [len(e) for e in entries])
+        index = np.array([i for e in entries for i, _ in e], dtype=np.int32)
+        value = np.array([v for e in entries for _, v in e])
+        return start, index, value
+
+    def row_bounds(self):
+        import highspy
+        lower = np.zeros(self.n_rows)
+        upper = np.zeros(self.n_rows)
+        lower[:len(self.col)] = upper[:len(self.col)] = 1.0
+        if self.memory is not None:
+            lower[-1], upper[-1] = -highspy.kHighsInf, self.memory[1]
+        return lower, upper
+
+    def y_columns(self, e: int, ps, cs):
+        """Cost, start, index, value of y[p, c] columns of edge e (two entries each)."""
+        _, _, _, _, mat, row = self.edges[e]
+        P = mat.shape[0]
+        index = np.empty(2 * len(ps), dtype=np.int32)
+        index[0::2] = row + ps
+        index[1::2] = row + P + cs
+        return mat[ps, cs], index
+
+    def objective(self, kept: dict[int, int]) -> float:
+        total = self.constant + sum(float(self.x_cost[c0 + kept[n]]) for n, c0 in self.col.items())
+        for a, b, a_class, b_class, mat, _ in self.edges:
+            total += float(mat[a_class[kept[a]], b_class[kept[b]]])
+        return total
+
+    def kept_from(self, x: np.ndarray) -> dict[int, int]:
+        kept = {n: 0 for n in self.r.node_cost}
+        for n, c0 in self.col.items():
+            kept[n] = int(np.argmax(x[c0:c0 + len(self.r.node_cost[n])]))
+        return kept
+
+
+def _lp(prob: _Problem, y_cost, y_index, integral: bool):
+    """A HighsLp: the x columns, then y columns (two entries each)."""
+    import highspy
+    xs, xi, xv = prob.x_matrix()
+    n_y = len(y_cost)
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = len(cost), len(lower)
-    lp.col_cost_ = np.array(cost)
-    lp.col_lower_ = np.zeros(len(cost))
-    lp.col_upper_ = np.array([1.0 if i else highspy.kHighsInf for i in integer])
-    lp.row_lower_, lp.row_upper_ = np.array(lower), np.array(upper)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(rows_start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(rows_index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(rows_value)
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = len(cost), len(lower)
-    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
-    lp.offset_ = constant
+    lp.num_col_, lp.num_row_ = prob.n_x + n_y, prob.n_rows
+    lp.col_cost_ = np.concatenate([prob.x_cost, y_cost])
+    lp.col_lower_ = np.zeros(lp.num_col_)
+    lp.col_upper_ = np.concatenate([np.ones(prob.n_x), np.full(n_y, highspy.kHighsInf)])
+    lp.row_lower_, lp.row_upper_ = prob.row_bounds()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.concatenate([xs, xs[-1] + 2 * np.arange(1, n_y + 1)]).astype(np.int32)
+    lp.a_matrix_.index_ = np.concatenate([xi, y_index]).astype(np.int32)
+    lp.a_matrix_.value_ = np.concatenate([xv, np.ones(2 * n_y)])
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = lp.num_col_, lp.num_row_
+    if integral:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * prob.n_x + [highspy.HighsVarType.kContinuous] * n_y
+    lp.offset_ = prob.constant
+    return lp
+
+
+def _relaxation(prob: _Problem, time_limit_s: float):
+    """The LP relaxation by column generation; (kept choice, objective, y columns used) when its
+    optimum is integral, else None."""
+    t_end = time.perf_counter() + time_limit_s
+    reference = {n: int(np.argmin(c)) for n, c in prob.r.node_cost.items()}
+    chosen = []        # per edge: set of (p, c) already in the LP
+    costs, index = [], []
+    for e, (a, b, a_class, b_class, mat, _) in enumerate(prob.edges):
+        P, C = mat.shape
+        ps = np.concatenate([np.arange(P), np.argmin(mat, axis=0), [a_class[reference[a]]]])
+        cs = np.concatenate([np.argmin(mat, axis=1), np.arange(C), [b_class[reference[b]]]])
+        pairs = set(zip(ps.tolist(), cs.tolist()))
+        chosen.append(pairs)
+        ps, cs = (np.array(v) for v in zip(*sorted(pairs)))
+        c, i = prob.y_columns(e, ps, cs)
+        costs.append(c)
+        index.append(i)
     h = _quiet_highs()
-    h.setOptionValue("time_limit", float(time_limit_s))
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("presolve", "off")   # the model changes between solves; presolve finds little here
+    h.passModel(_lp(prob, np.concatenate(costs or [np.zeros(0)]), np.concatenate(index or [np.zeros(0, np.int32)]),
+                    False))
+    n_cols = prob.n_x + sum(len(c) for c in costs)
+    while True:
+        h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.0))
+        h.run()
+        if h.modelStatusToString(h.getModelStatus()) != "Optimal":
+            return None
+        dual = np.asarray(h.getSolution().row_dual)
+        add_cost, add_index = [], []
+        for e, (_, _, _, _, mat, row) in enumerate(prob.edges):
+            P = mat.shape[0]
+            reduced = mat - dual[row:row + P][:, None] - dual[row + P:row + P + mat.shape[1]][None, :]
+            ps, cs = np.nonzero(reduced < -1e-9 * (1.0 + np.abs(mat)))
+            if len(ps):
+                chosen[e].update(zip(ps.tolist(), cs.tolist()))
+                c, i = prob.y_columns(e, ps, cs)
+                add_cost.append(c)
+                add_index.append(i)
+        if not add_cost:
+            break
+        c, i = np.concatenate(add_cost), np.concatenate(add_index)
+        h.addCols(len(c), c, np.zeros(len(c)), np.full(len(c), np.inf), len(i),
+                  (2 * np.arange(len(c))).astype(np.int32), i, np.ones(len(i)))
+        n_cols += len(c)
+    x = np.asarray(h.getSolution().col_value)[:prob.n_x]
+    if np.max(np.minimum(x, 1.0 - x)) > 1e-6:
+        return None
+    kept = prob.kept_from(x)
+    objective = prob.objective(kept)
+    bound = float(h.getInfo().objective_function_value)
+    if objective - bound > 1e-9 * max(1.0, abs(objective)):
+        return None
+    return kept, objective, n_cols
+
+
+def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float):
+    """The full MILP (every y) by HiGHS's branch and cut: (kept choice, objective, status, gap)."""
+    costs, index = [], []
+    for e, (_, _, _, _, mat, _) in enumerate(prob.edges):
+        ps, cs = np.divmod(np.arange(mat.size), mat.shape[1])
+        c, i = prob.y_columns(e, ps, cs)
+        costs.append(c)
+        index.append(i)
+    y_cost = np.concatenate(costs) if costs else np.zeros(0)
+    y_index = np.concatenate(index) if index else np.zeros(0, dtype=np.int32)
+    h = _quiet_highs()
+    h.setOptionValue("time_limit", max(float(time_limit_s), 1.0))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.setOptionValue("threads", 1)
-    h.passModel(lp)
-    t0 = time.perf_counter()
+    h.passModel(_lp(prob, y_cost, y_index, True))
     h.run()
-    elapsed = time.perf_counter() - t0
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     values = np.asarray(h.getSolution().col_value)
-    if status == "Infeasible" or len(values) != len(cost):
+    if status == "Infeasible" or len(values) != prob.n_x + len(y_cost):
         raise AutoShardingError(f"the solver found no plan ({status})")
-    kept = {n: 0 for n in r.node_cost}
-    for n, c0 in col.items():
-        kept[n] = int(np.argmax(values[c0:c0 + len(r.node_cost[n])]))
     gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else float("inf")
-    return Solution(expand(r, kept, n_nodes), float(info.objective_function_value), status, max(gap, 0.0), elapsed,
-                    len(cost), len(lower))
+    return prob.kept_from(values[:prob.n_x]), float(info.objective_function_value), status, max(gap, 0.0)
 
 
 def exhaustive(costs: Costs, memory_limit: float | None = None, limit: int = 2_000_000) -> tuple[float, list[int]]:
