@@ -203,14 +203,23 @@ def expand(r: Reduced, choice: dict[int, int], n_nodes: int) -> list[int]:
     return [out[i] for i in range(n_nodes)]
 
 
+def _distinct_rows(m: np.ndarray) -> int:
+    m = np.ascontiguousarray(m)
+    return len({row.tobytes() for row in m})
+
+
 def _pairs(m: np.ndarray) -> int:
     """The pair variables an edge needs: distinct rows times distinct columns."""
-    rows = np.unique(m, axis=0)
-    return len(rows) * len(np.unique(rows, axis=1).T)
+    return _distinct_rows(m) * _distinct_rows(m.T)
 
 
 def classes(m: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """Identical rows (axis 0) or columns (axis 1) of an edge matrix, merged: (the distinct
-    ones as a matrix along that axis, the class of each strategy)."""
-    uniq, inverse = np.unique(m if axis == 0 else m.T, axis=0, return_inverse=True)
-    return (uniq if axis == 0 else uniq.T), inverse.reshape(-1)
+    ones as a matrix along that axis, the class of each strategy, numbered by first appearance)."""
+    rows = np.ascontiguousarray(m if axis == 0 else m.T)
+    index: dict = {}
+    inverse = np.array([index.setdefault(row.tobytes(), len(index)) for row in rows], dtype=np.int64)
+    first = np.zeros(len(index), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(rows))[::-1]
+    uniq = rows[first]
+    return (uniq if axis == 0 else uniq.T), inverse

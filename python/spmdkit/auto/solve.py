@@ -89,11 +89,20 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
                         reduced, reduce_s)
     t0 = time.perf_counter()
     found = _relaxation(prob, time_limit_s) if column_generation else None
-    if found is not None:
-        kept, objective, variables = found
+    if found is not None and found[0] is not None:   # the relaxation's optimum is a plan: optimal
+        kept, objective, columns = found
         return Solution(expand(r, kept, n_nodes), objective, "Optimal", 0.0, time.perf_counter() - t0,
-                        variables, prob.n_rows, reduced, reduce_s)
-    kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap)
+                        columns, prob.n_rows, reduced, reduce_s)
+    start = bound = None
+    if found is not None:   # fractional: the MILP over the columns generated, bounded by the relaxation
+        _, bound, columns, rounded = found
+        kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap, columns,
+                                             rounded)
+        if status == "Optimal" and objective - bound <= 1e-9 * max(1.0, abs(objective)):
+            return Solution(expand(r, kept, n_nodes), objective, "Optimal", 0.0, time.perf_counter() - t0,
+                            prob.n_x + sum(len(c) for c in columns), prob.n_rows, reduced, reduce_s)
+        start = kept
+    kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap, None, start)
     return Solution(expand(r, kept, n_nodes), objective, status, gap, time.perf_counter() - t0,
                     prob.n_x + prob.n_y, prob.n_rows, reduced, reduce_s)
 
@@ -178,6 +187,13 @@ class _Problem:
             total += float(mat[a_class[kept[a]], b_class[kept[b]]])
         return total
 
+    def fits(self, kept: dict[int, int]) -> bool:
+        """Whether a plan meets the memory row."""
+        if self.memory is None:
+            return True
+        held = sum(float(self.memory[0][c0 + kept[n]]) for n, c0 in self.col.items())
+        return held <= self.memory[1] + 1e-9 * max(1.0, abs(self.memory[1]))
+
     def kept_from(self, x: np.ndarray) -> dict[int, int]:
         kept = {n: 0 for n in self.r.node_cost}
         for n, c0 in self.col.items():
@@ -208,8 +224,9 @@ def _lp(prob: _Problem, y_cost, y_index, integral: bool):
 
 
 def _relaxation(prob: _Problem, time_limit_s: float):
-    """The LP relaxation by column generation; (kept choice, objective, y columns used) when its
-    optimum is integral, else None."""
+    """The LP relaxation by column generation: (kept choice, objective, columns) when its optimum
+    is integral (or rounds to a plan that costs the bound and fits), (None, bound, per edge the
+    (p, c) pairs generated, the rounded plan if it fits) when not, None when HiGHS stops early."""
     t_end = time.perf_counter() + time_limit_s
     reference = {n: int(np.argmin(c)) for n, c in prob.r.node_cost.items()}
     chosen = []        # per edge: set of (p, c) already in the LP
@@ -234,7 +251,7 @@ def _relaxation(prob: _Problem, time_limit_s: float):
         h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.0))
         h.run()
         if h.modelStatusToString(h.getModelStatus()) != "Optimal":
-            return None
+            return None   # out of time (or numerical trouble): the MILP decides
         dual = np.asarray(h.getSolution().row_dual)
         add_cost, add_index = [], []
         for e, (_, _, _, _, mat, row) in enumerate(prob.edges):
@@ -253,21 +270,26 @@ def _relaxation(prob: _Problem, time_limit_s: float):
                   (2 * np.arange(len(c))).astype(np.int32), i, np.ones(len(i)))
         n_cols += len(c)
     x = np.asarray(h.getSolution().col_value)[:prob.n_x]
-    if np.max(np.minimum(x, 1.0 - x)) > 1e-6:
-        return None
     kept = prob.kept_from(x)
     objective = prob.objective(kept)
     bound = float(h.getInfo().objective_function_value)
-    if objective - bound > 1e-9 * max(1.0, abs(objective)):
-        return None
-    return kept, objective, n_cols
+    if objective - bound <= 1e-9 * max(1.0, abs(objective)) and prob.fits(kept):
+        return kept, objective, n_cols
+    for e, (a, b, a_class, b_class, _, _) in enumerate(prob.edges):   # the rounded plan stays possible
+        chosen[e].add((int(a_class[kept[a]]), int(b_class[kept[b]])))
+    return None, bound, [np.array(sorted(c), dtype=np.int64).reshape(-1, 2) for c in chosen], \
+        (kept if prob.fits(kept) else None)
 
 
-def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float):
-    """The full MILP (every y) by HiGHS's branch and cut: (kept choice, objective, status, gap)."""
+def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float, columns=None, start=None):
+    """The MILP by HiGHS's branch and cut, over every y or only `columns` (per edge its (p, c)
+    pairs), from the plan `start` when given: (kept choice, objective, status, gap)."""
     costs, index = [], []
     for e, (_, _, _, _, mat, _) in enumerate(prob.edges):
-        ps, cs = np.divmod(np.arange(mat.size), mat.shape[1])
+        if columns is None:
+            ps, cs = np.divmod(np.arange(mat.size), mat.shape[1])
+        else:
+            ps, cs = columns[e][:, 0], columns[e][:, 1]
         c, i = prob.y_columns(e, ps, cs)
         costs.append(c)
         index.append(i)
@@ -278,11 +300,22 @@ def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float):
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.setOptionValue("threads", 1)
     h.passModel(_lp(prob, y_cost, y_index, True))
+    if start is not None:   # the x of a plan; HiGHS completes the y
+        import highspy
+        x = np.zeros(prob.n_x)
+        for n, c0 in prob.col.items():
+            x[c0 + start[n]] = 1.0
+        sol = highspy.HighsSolution()
+        sol.col_value = list(x) + [highspy.kHighsInf] * len(y_cost)
+        sol.value_valid = True
+        h.setSolution(sol)
     h.run()
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     values = np.asarray(h.getSolution().col_value)
     if status == "Infeasible" or len(values) != prob.n_x + len(y_cost):
+        if columns is not None:   # the columns generated admit no plan under the memory row: all of them then
+            return None, float("inf"), status, float("inf")
         raise AutoShardingError(f"the solver found no plan ({status})")
     gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else float("inf")
     return prob.kept_from(values[:prob.n_x]), float(info.objective_function_value), status, max(gap, 0.0)
