@@ -73,21 +73,6 @@ def local_bytes(value, layout, pm) -> float:
     return math.prod(value.type.shape) * itemsize(value) / parts
 
 
-def _only_slices(src, dst) -> bool:
-    """Whether dst only splits further what src holds whole (each dim's axes extend src's)."""
-    return not src.partial and not dst.partial and all(b[:len(a)] == a for a, b in zip(src.dims, dst.dims))
-
-
-def _edge_cost(table: ReshardTable, src_layouts, dst_layouts):
-    m = np.zeros((len(src_layouts), len(dst_layouts)))
-    b = np.zeros_like(m)
-    for p, a in enumerate(src_layouts):
-        for c, z in enumerate(dst_layouts):
-            if a != z and not _only_slices(a, z):   # local slices cost nothing (the planner's answer too)
-                m[p, c], b[p, c] = table.get(a, z)
-    return m, b
-
-
 def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) -> Costs:
     """Node and edge costs. Reshard costs come from one ReshardTable per (shape, itemsize); an
     edge's matrix is built once per (shape, itemsize, producer's layouts, consumer's layouts)
@@ -132,7 +117,7 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
             table = tables.get((shape, size))
             if table is None:
                 table = tables[(shape, size)] = ReshardTable(pm.spec, shape, size, model.reshard)
-            hit = matrices[key] = _edge_cost(table, src_layouts, dst_layouts)
+            hit = matrices[key] = table.matrix(src_layouts, dst_layouts)
         edges.append(EdgeCost(hit[0], src_class, dst_class, hit[1]))
     return Costs(node_costs, memory, edges, [(e.src, e.dst) for e in space.edges], tables)
 
