@@ -88,23 +88,48 @@ def solve(costs: Costs, memory_limit: float | None = None, time_limit_s: float =
         return Solution(expand(r, {n: 0 for n in r.node_cost}, n_nodes), prob.constant, "Optimal", 0.0, 0.0, 0, 0,
                         reduced, reduce_s)
     t0 = time.perf_counter()
-    found = _relaxation(prob, time_limit_s) if column_generation else None
-    if found is not None and found[0] is not None:   # the relaxation's optimum is a plan: optimal
-        kept, objective, columns = found
-        return Solution(expand(r, kept, n_nodes), objective, "Optimal", 0.0, time.perf_counter() - t0,
-                        columns, prob.n_rows, reduced, reduce_s)
-    start = bound = None
-    if found is not None:   # fractional: the MILP over the columns generated, bounded by the relaxation
-        _, bound, columns, rounded = found
-        kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap, columns,
-                                             rounded)
-        if status == "Optimal" and objective - bound <= 1e-9 * max(1.0, abs(objective)):
-            return Solution(expand(r, kept, n_nodes), objective, "Optimal", 0.0, time.perf_counter() - t0,
-                            prob.n_x + sum(len(c) for c in columns), prob.n_rows, reduced, reduce_s)
-        start = kept
-    kept, objective, status, gap = _milp(prob, time_limit_s - (time.perf_counter() - t0), mip_rel_gap, None, start)
-    return Solution(expand(r, kept, n_nodes), objective, status, gap, time.perf_counter() - t0,
-                    prob.n_x + prob.n_y, prob.n_rows, reduced, reduce_s)
+    end = t0 + time_limit_s
+
+    def result(kept, objective, status, gap, columns):
+        return Solution(expand(r, kept, n_nodes), objective, status, gap, time.perf_counter() - t0, columns,
+                        prob.n_rows, reduced, reduce_s)
+
+    bound, start, best = None, None, None
+    if column_generation:
+        rel = _relaxation(prob, time_limit_s)
+        if rel.kept is not None:   # the relaxation's optimum is a plan: optimal
+            return result(rel.kept, rel.objective, "Optimal", 0.0, rel.columns_used)
+        bound, start = rel.bound, rel.start
+        # the MILP over the columns generated: optimal when it meets the relaxation's bound
+        kept, objective, status, _ = _milp(prob, end - time.perf_counter(), mip_rel_gap, rel.columns, start)
+        used = prob.n_x + sum(len(c) for c in rel.columns)
+        if kept is not None:
+            if bound is not None and objective - bound <= 1e-9 * max(1.0, abs(objective)):
+                return result(kept, objective, "Optimal", 0.0, used)
+            best = (kept, objective, used)
+            start = kept
+    if end - time.perf_counter() >= 1.0 and prob.n_x + prob.n_y <= FULL_MILP_MAX_COLUMNS:
+        kept, objective, status, gap = _milp(prob, end - time.perf_counter(), mip_rel_gap, None, start)
+        if kept is not None and (best is None or objective <= best[1]):
+            if bound is not None and status != "Optimal":
+                gap = min(gap, _gap(objective, bound))
+            return result(kept, objective, status, gap, prob.n_x + prob.n_y)
+    if best is None:
+        raise AutoShardingError(f"the solver found no plan within time_limit_s={time_limit_s:g} "
+                                f"({prob.n_x} strategy and {prob.n_y} pair variables after the exact reductions)")
+    kept, objective, used = best
+    return result(kept, objective, "Time limit reached", _gap(objective, bound), used)
+
+
+# beyond this many columns the full MILP is not tried after the relaxation's own MILP (it could not
+# even be built in the time given)
+FULL_MILP_MAX_COLUMNS = 2_000_000
+
+
+def _gap(objective: float, bound: float | None) -> float:
+    if bound is None:
+        return float("inf")
+    return max(objective - bound, 0.0) / max(abs(objective), 1e-12)
 
 
 class _Problem:
@@ -223,10 +248,19 @@ def _lp(prob: _Problem, y_cost, y_index, integral: bool):
     return lp
 
 
-def _relaxation(prob: _Problem, time_limit_s: float):
-    """The LP relaxation by column generation: (kept choice, objective, columns) when its optimum
-    is integral (or rounds to a plan that costs the bound and fits), (None, bound, per edge the
-    (p, c) pairs generated, the rounded plan if it fits) when not, None when HiGHS stops early."""
+@dataclass
+class _Relaxed:
+    kept: dict | None              # the plan, when the relaxation's optimum is one (then optimal)
+    objective: float
+    bound: float | None            # the relaxation's optimum (None: HiGHS stopped before it)
+    columns: list                  # per edge, the (p, c) pairs generated, as an array of rows
+    columns_used: int
+    start: dict | None             # a plan to start the MILP from (rounded or the reference)
+
+
+def _relaxation(prob: _Problem, time_limit_s: float) -> _Relaxed:
+    """The LP relaxation by column generation from a reference plan (each node's cheapest
+    strategy) and each class's cheapest partner."""
     t_end = time.perf_counter() + time_limit_s
     reference = {n: int(np.argmin(c)) for n, c in prob.r.node_cost.items()}
     chosen = []        # per edge: set of (p, c) already in the LP
@@ -241,6 +275,13 @@ def _relaxation(prob: _Problem, time_limit_s: float):
         c, i = prob.y_columns(e, ps, cs)
         costs.append(c)
         index.append(i)
+
+    def stopped(bound, start):
+        for e, (a, b, a_class, b_class, _, _) in enumerate(prob.edges):   # the start plan stays possible
+            chosen[e].add((int(a_class[start[a]]), int(b_class[start[b]])))
+        columns = [np.array(sorted(c), dtype=np.int64).reshape(-1, 2) for c in chosen]
+        return _Relaxed(None, float("inf"), bound, columns, n_cols, start if prob.fits(start) else None)
+
     h = _quiet_highs()
     h.setOptionValue("threads", 1)
     h.setOptionValue("presolve", "off")   # the model changes between solves; presolve finds little here
@@ -251,7 +292,7 @@ def _relaxation(prob: _Problem, time_limit_s: float):
         h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.0))
         h.run()
         if h.modelStatusToString(h.getModelStatus()) != "Optimal":
-            return None   # out of time (or numerical trouble): the MILP decides
+            return stopped(None, reference)   # out of time (or numerical trouble)
         dual = np.asarray(h.getSolution().row_dual)
         add_cost, add_index = [], []
         for e, (_, _, _, _, mat, row) in enumerate(prob.edges):
@@ -274,11 +315,8 @@ def _relaxation(prob: _Problem, time_limit_s: float):
     objective = prob.objective(kept)
     bound = float(h.getInfo().objective_function_value)
     if objective - bound <= 1e-9 * max(1.0, abs(objective)) and prob.fits(kept):
-        return kept, objective, n_cols
-    for e, (a, b, a_class, b_class, _, _) in enumerate(prob.edges):   # the rounded plan stays possible
-        chosen[e].add((int(a_class[kept[a]]), int(b_class[kept[b]])))
-    return None, bound, [np.array(sorted(c), dtype=np.int64).reshape(-1, 2) for c in chosen], \
-        (kept if prob.fits(kept) else None)
+        return _Relaxed(kept, objective, bound, [], n_cols, kept)
+    return stopped(bound, kept)
 
 
 def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float, columns=None, start=None):
@@ -313,10 +351,9 @@ def _milp(prob: _Problem, time_limit_s: float, mip_rel_gap: float, columns=None,
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     values = np.asarray(h.getSolution().col_value)
-    if status == "Infeasible" or len(values) != prob.n_x + len(y_cost):
-        if columns is not None:   # the columns generated admit no plan under the memory row: all of them then
-            return None, float("inf"), status, float("inf")
-        raise AutoShardingError(f"the solver found no plan ({status})")
+    if status == "Infeasible" or len(values) != prob.n_x + len(y_cost) or not np.isfinite(info.objective_function_value) \
+            or info.primal_solution_status == 0:
+        return None, float("inf"), status, float("inf")   # no plan found (in time, or over these columns)
     gap = float(info.mip_gap) if np.isfinite(info.mip_gap) else float("inf")
     return prob.kept_from(values[:prob.n_x]), float(info.objective_function_value), status, max(gap, 0.0)
 
