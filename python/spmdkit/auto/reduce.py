@@ -68,7 +68,7 @@ def _dominated(own: np.ndarray, mats: list[np.ndarray], memory: np.ndarray | Non
         ok &= memory[:, None] >= memory[None, :]
     np.fill_diagonal(ok, False)
     out = np.zeros(k, dtype=bool)
-    for s in range(k):
+    for s in np.flatnonzero(ok.any(1)):
         if (ok[s] & ~out).any():
             out[s] = True
     return out
