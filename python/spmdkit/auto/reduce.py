@@ -113,7 +113,7 @@ def reduce_graph(costs: Costs, keep: set[int]) -> Reduced:
         """m[s, t] = row[s] + col[t] (one strategy at an end is the common case): node costs."""
         m = edge(a, b)
         row, col = m[:, 0], m[0, :] - m[0, 0]
-        if np.allclose(m, row[:, None] + col[None, :], rtol=1e-12, atol=1e-12):
+        if np.abs(m - row[:, None] - col[None, :]).max() <= 1e-12 * (1.0 + np.abs(m).max()):
             node[a] = node[a] + row
             node[b] = node[b] + col
             drop(a, b)
