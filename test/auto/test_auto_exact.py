@@ -201,3 +201,23 @@ def test_reductions_keep_the_optimum_of_any_pairwise_problem(column_generation, 
     assert total_cost(costs, sol.choice) == pytest.approx(best, abs=1e-9)
     if limit is not None:
         assert sum(float(m[k]) for m, k in zip(costs.memory, sol.choice)) <= limit + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(costs=_pairwise_problems(), squeeze=st.floats(0.0, 1.0), with_limit=st.booleans())
+def test_out_of_time_still_gives_a_plan_that_costs_what_it_says(costs, squeeze, with_limit):
+    """With no time for the relaxation, the solve falls back to the MILP over the columns it
+    has, from a starting plan that fits: the plan returned costs the objective reported, meets
+    the limit, and is never better than the optimum (optimal when HiGHS proves it)."""
+    limit = None
+    if with_limit:
+        least = smallest_memory(costs)
+        limit = least + squeeze * (float(sum(m.max() for m in costs.memory)) - least)
+    best, _ = exhaustive(costs, limit)
+    sol = solve(costs, limit, time_limit_s=0.0)
+    assert total_cost(costs, sol.choice) == pytest.approx(sol.objective_us, abs=1e-9)
+    assert sol.objective_us >= best - 1e-9
+    if sol.status == "Optimal":
+        assert sol.objective_us == pytest.approx(best, abs=1e-9)
+    if limit is not None:
+        assert sum(float(m[k]) for m, k in zip(costs.memory, sol.choice)) <= limit + 1e-9

@@ -212,6 +212,30 @@ class _Problem:
             total += float(mat[a_class[kept[a]], b_class[kept[b]]])
         return total
 
+    def greedy(self, sweeps: int = 3) -> dict[int, int]:
+        """A plan to start from (not a bound): each node's cheapest strategy, then a few sweeps
+        of iterated conditional modes (each node's best strategy given its neighbours')."""
+        kept = {n: int(np.argmin(c)) for n, c in self.r.node_cost.items()}
+        incident: dict[int, list] = {n: [] for n in self.col}
+        for e in self.edges:
+            incident[e[0]].append(e)
+            incident[e[1]].append(e)
+        for _ in range(sweeps):
+            changed = False
+            for n, c0 in self.col.items():
+                total = self.x_cost[c0:c0 + len(self.r.node_cost[n])].copy()
+                for a, b, a_class, b_class, mat, _ in incident[n]:
+                    if a == n:
+                        total += mat[a_class, b_class[kept[b]]]
+                    else:
+                        total += mat[a_class[kept[a]], b_class]
+                best = int(np.argmin(total))
+                if total[best] < total[kept[n]]:
+                    kept[n], changed = best, True
+            if not changed:
+                break
+        return kept
+
     def fits(self, kept: dict[int, int]) -> bool:
         """Whether a plan meets the memory row."""
         if self.memory is None:
@@ -259,10 +283,10 @@ class _Relaxed:
 
 
 def _relaxation(prob: _Problem, time_limit_s: float) -> _Relaxed:
-    """The LP relaxation by column generation from a reference plan (each node's cheapest
-    strategy) and each class's cheapest partner."""
+    """The LP relaxation by column generation from a reference plan (`_Problem.greedy`) and
+    each class's cheapest partner."""
     t_end = time.perf_counter() + time_limit_s
-    reference = {n: int(np.argmin(c)) for n, c in prob.r.node_cost.items()}
+    reference = prob.greedy()
     chosen = []        # per edge: set of (p, c) already in the LP
     costs, index = [], []
     for e, (a, b, a_class, b_class, mat, _) in enumerate(prob.edges):
@@ -277,6 +301,9 @@ def _relaxation(prob: _Problem, time_limit_s: float) -> _Relaxed:
         index.append(i)
 
     def stopped(bound, start):
+        if not prob.fits(start):   # each node's least memory fits (solve checked the limit)
+            start = {n: int(np.argmin(prob.memory[0][c0:c0 + len(prob.r.node_cost[n])])) if n in prob.col else 0
+                     for n, c0 in [(n, prob.col.get(n, 0)) for n in prob.r.node_cost]}
         for e, (a, b, a_class, b_class, _, _) in enumerate(prob.edges):   # the start plan stays possible
             chosen[e].add((int(a_class[start[a]]), int(b_class[start[b]])))
         columns = [np.array(sorted(c), dtype=np.int64).reshape(-1, 2) for c in chosen]
