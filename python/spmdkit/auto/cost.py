@@ -60,6 +60,7 @@ class Costs:
     edges: list[EdgeCost]
     ends: list[tuple[int, int]]     # per edge: (producer node, consumer node)
     tables: dict = field(default_factory=dict)   # (shape, itemsize) -> ReshardTable
+    replicated: list = field(default_factory=list)   # per node: its strategy that splits nothing (-1: none)
 
 
 def _classes(layouts):
@@ -119,7 +120,13 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
                 table = tables[(shape, size)] = ReshardTable(pm.spec, shape, size, model.reshard)
             hit = matrices[key] = table.matrix(src_layouts, dst_layouts)
         edges.append(EdgeCost(hit[0], src_class, dst_class, hit[1]))
-    return Costs(node_costs, memory, edges, [(e.src, e.dst) for e in space.edges], tables)
+    whole: dict = {}
+    for n in space.nodes:
+        if id(n.strategies) not in whole:
+            whole[id(n.strategies)] = next((i for i, s in enumerate(n.strategies)
+                                            if not any(l.partial or any(l.dims) for l in s.operands + s.results)), -1)
+    return Costs(node_costs, memory, edges, [(e.src, e.dst) for e in space.edges], tables,
+                 [whole[id(n.strategies)] for n in space.nodes])
 
 
 def total_cost(costs: Costs, choice) -> float:

@@ -138,6 +138,7 @@ class _Problem:
 
     def __init__(self, r: Reduced, costs: Costs, memory_limit):
         self.r = r
+        self.replicated = costs.replicated
         self.constant = r.constant
         self.col: dict[int, int] = {}
         x_cost = []
@@ -213,9 +214,21 @@ class _Problem:
         return total
 
     def greedy(self, sweeps: int = 3) -> dict[int, int]:
-        """A plan to start from (not a bound): each node's cheapest strategy, then a few sweeps
-        of iterated conditional modes (each node's best strategy given its neighbours')."""
-        kept = {n: int(np.argmin(c)) for n, c in self.r.node_cost.items()}
+        """A plan to start from (not a bound): the cheaper of each node's cheapest strategy and
+        the replicated plan (where reductions kept it), each improved by a few sweeps of iterated
+        conditional modes (each node's best strategy given its neighbours')."""
+        cheapest = {n: int(np.argmin(c)) for n, c in self.r.node_cost.items()}
+        whole = dict(cheapest)
+        for n in whole:
+            if n < len(self.replicated) and self.replicated[n] >= 0:
+                where = np.flatnonzero(self.r.orig[n] == self.replicated[n])
+                if len(where):
+                    whole[n] = int(where[0])
+        plans = [self._improve(k, sweeps) for k in (cheapest, whole)]
+        return min(plans, key=self.objective)
+
+    def _improve(self, kept: dict[int, int], sweeps: int) -> dict[int, int]:
+        kept = dict(kept)
         incident: dict[int, list] = {n: [] for n in self.col}
         for e in self.edges:
             incident[e[0]].append(e)
