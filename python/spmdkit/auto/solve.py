@@ -329,7 +329,8 @@ def _relaxation(prob: _Problem, time_limit_s: float) -> _Relaxed:
                     False))
     n_cols = prob.n_x + sum(len(c) for c in costs)
     while True:
-        h.setOptionValue("time_limit", max(t_end - time.perf_counter(), 0.0))
+        # HiGHS's time limit counts its run time over every solve of this instance
+        h.setOptionValue("time_limit", h.getRunTime() + max(t_end - time.perf_counter(), 0.0))
         h.run()
         if h.modelStatusToString(h.getModelStatus()) != "Optimal":
             return stopped(None, reference)   # out of time (or numerical trouble)
@@ -338,14 +339,19 @@ def _relaxation(prob: _Problem, time_limit_s: float) -> _Relaxed:
         for e, (_, _, _, _, mat, row) in enumerate(prob.edges):
             P = mat.shape[0]
             reduced = mat - dual[row:row + P][:, None] - dual[row + P:row + P + mat.shape[1]][None, :]
-            ps, cs = np.nonzero(reduced < -1e-9 * (1.0 + np.abs(mat)))
-            if len(ps):
-                chosen[e].update(zip(ps.tolist(), cs.tolist()))
+            # HiGHS's dual feasibility tolerance is 1e-7: a column already in may price at -1e-8
+            ps, cs = np.nonzero(reduced < -1e-7 * (1.0 + np.abs(mat)))
+            new = [(p, c) for p, c in zip(ps.tolist(), cs.tolist()) if (p, c) not in chosen[e]]
+            if new:
+                chosen[e].update(new)
+                ps, cs = (np.array(v, dtype=np.int64) for v in zip(*new))
                 c, i = prob.y_columns(e, ps, cs)
                 add_cost.append(c)
                 add_index.append(i)
         if not add_cost:
             break
+        if time.perf_counter() > t_end:
+            return stopped(None, reference)
         c, i = np.concatenate(add_cost), np.concatenate(add_index)
         h.addCols(len(c), c, np.zeros(len(c)), np.full(len(c), np.inf), len(i),
                   (2 * np.arange(len(c))).astype(np.int32), i, np.ones(len(i)))
