@@ -57,12 +57,20 @@ def _dominated(own: np.ndarray, mats: list[np.ndarray], memory: np.ndarray | Non
     strategies still kept keeps an optimum."""
     k = len(own)
     diff = own[:, None] - own[None, :]              # diff[s, t]: the least t saves over s
+    # a cheap upper bound first: the min over c is at most its value at s's cheapest c
+    bound = diff.copy()
     for m in mats:
-        least = np.full((k, k), np.inf)
-        for c0 in range(0, m.shape[1], 128):
-            chunk = m[:, c0:c0 + 128]
-            least = np.minimum(least, (chunk[:, None, :] - chunk[None, :, :]).min(-1))
-        diff = diff + least
+        at = np.argmin(m, axis=1)
+        bound += m[np.arange(k), at][:, None] - m[:, at].T
+    np.fill_diagonal(bound, -1.0)
+    S, T = np.nonzero(bound >= 0)
+    exact = diff[S, T]
+    for m in mats:
+        if not len(S):
+            break
+        exact = exact + (m[S] - m[T]).min(1)
+    diff = np.full((k, k), -1.0)
+    diff[S, T] = exact
     ok = diff >= 0
     if memory is not None:
         ok &= memory[:, None] >= memory[None, :]
