@@ -1,12 +1,15 @@
 """spmdkit.auto: search time and plan quality (prints; nothing is asserted).
 
-    python benchmarks/bench_auto.py [--layers 12] [--skip-train]
+    python benchmarks/bench_auto.py [--layers 1 12] [--meshes 2x2 2x2x2] [--skip-train] [--search-only]
 
 1. The examples trained with only the batch placed (test/auto/auto_worker.py's rows): bytes per
    device per step and step time of the plan found, of the hand-written placements (propagated)
    and of XLA's partitioning of the hand placements, all in one run; search time and gap; the
    params' placements found.
-2. Search time (build, costs, HiGHS) for a GPT training step of N layers (AdamW), batch placed.
+2. Search time for a GPT training step of N layers (AdamW), batch placed, per mesh: the search
+   space (nodes, edges, strategies) before and after the exact reductions, seconds per phase
+   (build, costs, reductions, HiGHS), columns of the LP/MILP, status and gap. 18 layers is
+   ~10k ops.
 3. A wider GPT (d_model 256) with and without a memory limit: which weights the search splits.
 """
 from __future__ import annotations
@@ -64,15 +67,20 @@ def timed_search(program, labels, outs, memory_limit=None):
     return space, costs, sol, {"build_s": t1 - t0, "costs_s": t2 - t1, "solve_s": t3 - t2, "total_s": t3 - t0}
 
 
-def bench_layers(n_layers: int) -> None:
+MESHES = {"2x2": {"dp": 2, "mp": 2}, "2x2x2": {"dp": 2, "fsdp": 2, "mp": 2}, "2x4": {"dp": 2, "mp": 4}}
+
+
+def bench_layers(n_layers: int, mesh: str = "2x2") -> None:
     from spmdkit.models.gpt import GPTConfig
-    program, labels, outs = gpt_program(GPTConfig(n_layers=n_layers), 8, {"dp": 2, "mp": 2})
+    program, labels, outs = gpt_program(GPTConfig(n_layers=n_layers), 8, MESHES[mesh])
     ops = len(program.main.body.ops)
     space, costs, sol, t = timed_search(program, labels, outs)
-    print(f"GPT step, {n_layers} layer(s), AdamW, 2x2: {ops} ops, {sum(len(n.strategies) for n in space.nodes)} "
-          f"strategies, {len(space.edges)} edges; build {t['build_s']:.2f} s, costs {t['costs_s']:.2f} s, "
-          f"HiGHS {sol.solve_s:.2f} s ({sol.variables} variables after exact coarsening), total {t['total_s']:.2f} s; "
-          f"{sol.status}, gap {sol.gap:.2%}")
+    nodes, edges, strategies = sol.reduced
+    print(f"GPT step, {n_layers} layer(s), AdamW, {mesh}: {ops} ops; {len(space.nodes)} nodes, {len(space.edges)} edges, "
+          f"{sum(len(n.strategies) for n in space.nodes)} strategies -> reduced {nodes} nodes, {edges} edges, "
+          f"{strategies} strategies; build {t['build_s']:.2f} s, costs {t['costs_s']:.2f} s, reductions "
+          f"{sol.reduce_s:.2f} s, HiGHS {sol.solve_s:.2f} s ({sol.variables} columns), total {t['total_s']:.2f} s; "
+          f"{sol.status}, gap {sol.gap:.2%}, objective {sol.objective_us:.6f} us", flush=True)
 
 
 def bench_wide() -> None:
@@ -107,11 +115,15 @@ def bench_examples() -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--layers", type=int, nargs="+", default=[1, 12])
+    ap.add_argument("--meshes", nargs="+", default=["2x2"], choices=sorted(MESHES))
     ap.add_argument("--skip-train", action="store_true")
+    ap.add_argument("--search-only", action="store_true", help="only the search-time section")
     a = ap.parse_args()
-    if not a.skip_train:
+    if not (a.skip_train or a.search_only):
         bench_examples()
-    bench_layers(1)
-    bench_layers(a.layers)
-    bench_wide()
+    for mesh in a.meshes:
+        for n in a.layers:
+            bench_layers(n, mesh)
+    if not a.search_only:
+        bench_wide()

@@ -1,7 +1,8 @@
 """The solver is exact: on random programs of a few jax ops (elementwise, matmul, reduce,
 transpose, reshape, broadcast) on a 2x2 mesh, HiGHS's objective equals the best of every
 combination of strategies under the same cost model (enumerated by broadcasting, no solver),
-with and without a memory limit; the plan it returns costs what it says."""
+with and without a memory limit; the plan it returns costs what it says. The reshard costs
+the search reads equal the planner's."""
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -111,23 +112,112 @@ def test_exhaustive_is_able_to_disagree():
     assert worse and max(worse) > best + 1e-6
 
 
-def test_renaming_interchangeable_axes_keeps_the_reshard_cost():
-    """The cost model plans one pair of layouts per orbit of axis renamings (axes of one size and
-    one link); the planner's cost and bytes are the same on every member of the orbit."""
-    import random
+@st.composite
+def _layouts(draw, mesh_axes):
+    """A shape, a source layout (maybe partial) and several targets (not partial) on a mesh."""
+    from spmdkit.reshard import Layout, MeshSpec
+    spec = MeshSpec.make(mesh_axes)
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.sampled_from([1, 2, 4, 6, 8, 16])) for _ in range(rank))
 
-    from spmdkit.auto.cost import _canonical, _interchangeable
-    from spmdkit.auto.strategies import value_layouts
-    from spmdkit.partition.layouts import ProgramMesh
-    from spmdkit.reshard import DEFAULT_COST_MODEL, Layout, plan_reshard
-    pm = ProgramMesh("m", Mesh({"x": 2, "y": 2, "z": 2}))
-    renamings = _interchangeable(pm, DEFAULT_COST_MODEL)
-    assert len(renamings) == 5
-    layouts = value_layouts((8, 16), pm)
-    partial = [Layout.make(pm.spec, l.dims, [a for a in pm.spec.names if a not in l.used_axes()][:1], "sum")
-               for l in layouts if len(l.used_axes()) < 3]
-    rng = random.Random(0)
-    for a, b in rng.sample([(a, b) for a in layouts + partial for b in layouts], 15):
-        p = plan_reshard(pm.spec, (8, 16), a, b, 4, DEFAULT_COST_MODEL, sub_axes=False)
-        q = plan_reshard(pm.spec, (8, 16), *_canonical(pm, renamings, a, b), 4, DEFAULT_COST_MODEL, sub_axes=False)
-        assert (p.cost_us, p.bytes) == pytest.approx((q.cost_us, q.bytes))
+    def layout(partial_ok):
+        dims, partial = [[] for _ in shape], []
+        for axis in draw(st.permutations([a for a, _ in mesh_axes.items()])):
+            where = draw(st.integers(-1 if partial_ok else 0, rank))
+            if where == -1:
+                partial.append(axis)
+            elif where < rank:
+                dims[where].append(axis)
+        parts = [np.prod([mesh_axes[a] for a in d]) for d in dims]
+        assume(all(n % p == 0 for n, p in zip(shape, parts)))
+        reduce = draw(st.sampled_from(["sum", "max"])) if partial else None
+        return Layout.make(spec, dims, partial, reduce)
+
+    return spec, shape, layout(True), [layout(False) for _ in range(draw(st.integers(1, 6)))]
+
+
+@pytest.mark.parametrize("mesh_axes", [{"x": 2, "y": 2}, {"x": 2, "y": 2, "z": 2}, {"x": 2, "y": 4}],
+                         ids=["2x2", "2x2x2", "2x4"])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data(), itemsize=st.sampled_from([2, 4]))
+def test_reshard_table_equals_the_planner(mesh_axes, data, itemsize):
+    """One search per source run to the end (ReshardTable) gives plan_reshard's cost and bytes
+    for every target, exactly (the same pushes, order and tie-breaks), and INFEASIBLE where the
+    planner refuses."""
+    from spmdkit.auto.reshard_table import INFEASIBLE, ReshardTable
+    from spmdkit.reshard import DEFAULT_COST_MODEL, ReshardError, plan_reshard
+    spec, shape, src, targets = data.draw(_layouts(mesh_axes))
+    table = ReshardTable(spec, shape, itemsize, DEFAULT_COST_MODEL)
+    for dst in targets:
+        try:
+            p = plan_reshard(spec, shape, src, dst, itemsize, DEFAULT_COST_MODEL, sub_axes=False)
+            want = (p.cost_us, p.bytes)
+        except ReshardError:
+            want = INFEASIBLE
+        assert table.get(src, dst) == want, (src, dst)
+
+
+@st.composite
+def _pairwise_problems(draw):
+    """A random pairwise cost problem: few strategies per node, small integer costs (ties and
+    dominated strategies are common), edges of random shapes (parallel edges and sums of a row
+    and a column term included), random memory per strategy."""
+    from spmdkit.auto.cost import Costs, EdgeCost
+    n = draw(st.integers(1, 7))
+    sizes = [draw(st.integers(1, 4)) for _ in range(n)]
+    ints = lambda k: np.array(draw(st.lists(st.integers(0, 6), min_size=k, max_size=k)), dtype=float)
+    node = [ints(k) for k in sizes]
+    memory = [ints(k) for k in sizes]
+    edges, ends = [], []
+    for _ in range(draw(st.integers(0, 10))):
+        a, b = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+        if draw(st.booleans()):
+            m = ints(sizes[a] * sizes[b]).reshape(sizes[a], sizes[b])
+        else:   # additive: a function of each end alone
+            m = ints(sizes[a])[:, None] + ints(sizes[b])[None, :]
+        if a == b:
+            m = np.diag(np.diag(m))
+        edges.append(EdgeCost(m, np.arange(sizes[a]), np.arange(sizes[b]), m))
+        ends.append((a, b))
+    return Costs(node, memory, edges, ends)
+
+
+@pytest.mark.parametrize("column_generation", [True, False], ids=["relaxation-first", "milp-only"])
+@settings(max_examples=150, deadline=None)
+@given(costs=_pairwise_problems(), squeeze=st.floats(0.0, 1.0), with_limit=st.booleans())
+def test_reductions_keep_the_optimum_of_any_pairwise_problem(column_generation, costs, squeeze, with_limit):
+    """The exact reductions (additive edges to node costs, dominated strategies dropped, leaf and
+    series eliminations) and the solver give the exhaustive optimum on arbitrary small problems
+    with many ties, with and without a memory limit, and the returned plan costs it: through the
+    LP relaxation by column generation (its integral optima; else the MILP) and the MILP alone."""
+    limit = None
+    if with_limit:
+        least = smallest_memory(costs)
+        limit = least + squeeze * (float(sum(m.max() for m in costs.memory)) - least)
+    best, _ = exhaustive(costs, limit)
+    sol = solve(costs, limit, column_generation=column_generation)
+    assert sol.status == "Optimal" and sol.gap <= 1e-9
+    assert sol.objective_us == pytest.approx(best, abs=1e-9)
+    assert total_cost(costs, sol.choice) == pytest.approx(best, abs=1e-9)
+    if limit is not None:
+        assert sum(float(m[k]) for m, k in zip(costs.memory, sol.choice)) <= limit + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(costs=_pairwise_problems(), squeeze=st.floats(0.0, 1.0), with_limit=st.booleans())
+def test_out_of_time_still_gives_a_plan_that_costs_what_it_says(costs, squeeze, with_limit):
+    """With no time for the relaxation, the solve falls back to the MILP over the columns it
+    has, from a starting plan that fits: the plan returned costs the objective reported, meets
+    the limit, and is never better than the optimum (optimal when HiGHS proves it)."""
+    limit = None
+    if with_limit:
+        least = smallest_memory(costs)
+        limit = least + squeeze * (float(sum(m.max() for m in costs.memory)) - least)
+    best, _ = exhaustive(costs, limit)
+    sol = solve(costs, limit, time_limit_s=0.0)
+    assert total_cost(costs, sol.choice) == pytest.approx(sol.objective_us, abs=1e-9)
+    assert sol.objective_us >= best - 1e-9
+    if sol.status == "Optimal":
+        assert sol.objective_us == pytest.approx(best, abs=1e-9)
+    if limit is not None:
+        assert sum(float(m[k]) for m, k in zip(costs.memory, sol.choice)) <= limit + 1e-9

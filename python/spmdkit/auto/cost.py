@@ -14,18 +14,18 @@ that need the same layout, so the model can only overstate (Alpa's model does th
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..partition.partitioner import itemsize
-from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
-from .strategies import SearchSpace, edge_layouts
+from ..reshard import DEFAULT_COST_MODEL, CostModel
+from .reshard_table import INFEASIBLE, ReshardTable
+from .strategies import SearchSpace
 
 # an edge whose layouts no plan connects (a dim that does not divide on the way): never chosen
-INFEASIBLE_US = 1e9
+INFEASIBLE_US = INFEASIBLE[0]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class Costs:
     memory: list[np.ndarray]        # per node, per strategy: bytes per device it holds (args, results)
     edges: list[EdgeCost]
     ends: list[tuple[int, int]]     # per edge: (producer node, consumer node)
-    plans: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)   # (shape, itemsize) -> ReshardTable
+    replicated: list = field(default_factory=list)   # per node: its strategy that splits nothing (-1: none)
 
 
 def _classes(layouts):
@@ -80,57 +81,27 @@ def local_bytes(value, layout, pm) -> float:
     return math.prod(value.type.shape) * itemsize(value) / parts
 
 
-def _only_slices(src, dst) -> bool:
-    """Whether dst only splits further what src holds whole (each dim's axes extend src's)."""
-    return not src.partial and not dst.partial and all(b[:len(a)] == a for a, b in zip(src.dims, dst.dims))
-
-
-def _interchangeable(pm, reshard: CostModel) -> list[dict[str, str]]:
-    """The renamings of mesh axes that change no cost: permutations among axes of one size and
-    one link (latency and bandwidth). A plan's cost is the same under them, so one plan per
-    orbit is enough (2x2x2 within a node: 6 layouts pairs share one plan)."""
-    groups: dict = {}
-    for a in pm.spec.names:
-        groups.setdefault((pm.spec.size(a), reshard.link(pm.spec, a)), []).append(a)
-    out = [{}]
-    for members in groups.values():
-        out = [dict(r, **dict(zip(members, p))) for r in out for p in itertools.permutations(members)]
-    return [r for r in out if any(k != v for k, v in r.items())]
-
-
-def _canonical(pm, relabelings, src, dst):
-    """The least (by text) renaming of the pair (src, dst) under the cost-preserving renamings."""
-    if not relabelings:
-        return src, dst
-    best, best_key = (src, dst), repr((src, dst))
-    for r in relabelings:
-        pair = tuple(Layout.make(pm.spec, [[r.get(a, a) for a in d] for d in l.dims],
-                                 [r.get(a, a) for a in l.partial], l.reduce) for l in (src, dst))
-        key = repr(pair)
-        if key < best_key:
-            best, best_key = pair, key
-    return best
-
-
 def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) -> Costs:
+    """Node and edge costs. Reshard costs come from one ReshardTable per (shape, itemsize); an
+    edge's matrix is built once per (shape, itemsize, producer's layouts, consumer's layouts)
+    and shared by every edge with the same ones (a transformer's layers repeat them)."""
     pm = space.pm
-    plans: dict = {}
+    tables: dict = {}
+    classes_of: dict = {}     # (id(strategy list), slot, side) -> (distinct layouts, class per strategy)
+    matrices: dict = {}
 
-    relabelings = _interchangeable(pm, model.reshard)
-
-    def plan(value, src, dst):
-        if _only_slices(src, dst):   # the planner's answer too: local slices cost nothing
-            return 0.0, 0.0
-        src, dst = _canonical(pm, relabelings, src, dst)
-        key = (tuple(value.type.shape), itemsize(value), src, dst)
-        hit = plans.get(key)
+    def layout_classes(node, slot, side):
+        key = (id(node.strategies), node.kind == "arg", slot, side)
+        hit = classes_of.get(key)
         if hit is None:
-            try:
-                p = plan_reshard(pm.spec, value.type.shape, src, dst, itemsize(value), model.reshard, sub_axes=False)
-                hit = (p.cost_us, p.bytes)
-            except ReshardError:
-                hit = (INFEASIBLE_US, float("inf"))
-            plans[key] = hit
+            if side == "out":
+                layouts = [s.results[slot] for s in node.strategies]
+            elif node.kind == "arg":   # a tied argument reads the result in its own layout
+                layouts = [s.results[0] for s in node.strategies]
+            else:
+                layouts = [s.operands[slot] for s in node.strategies]
+            distinct, cls = _classes(layouts)
+            hit = classes_of[key] = (tuple(distinct), cls)
         return hit
 
     node_costs, memory = [], []
@@ -145,17 +116,24 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
             memory.append(np.zeros(len(n.strategies)))
     edges = []
     for e in space.edges:
-        produced, needed = edge_layouts(space, e)
-        src_layouts, src_class = _classes(produced)
-        dst_layouts, dst_class = _classes(needed)
-        m = np.zeros((len(src_layouts), len(dst_layouts)))
-        b = np.zeros_like(m)
-        for p, a in enumerate(src_layouts):
-            for c, z in enumerate(dst_layouts):
-                if a != z:
-                    m[p, c], b[p, c] = plan(e.value, a, z)
-        edges.append(EdgeCost(m, src_class, dst_class, b))
-    return Costs(node_costs, memory, edges, [(e.src, e.dst) for e in space.edges], plans)
+        src_layouts, src_class = layout_classes(space.nodes[e.src], e.src_slot, "out")
+        dst_layouts, dst_class = layout_classes(space.nodes[e.dst], e.dst_slot, "in")
+        shape, size = tuple(e.value.type.shape), itemsize(e.value)
+        key = (shape, size, src_layouts, dst_layouts)
+        hit = matrices.get(key)
+        if hit is None:
+            table = tables.get((shape, size))
+            if table is None:
+                table = tables[(shape, size)] = ReshardTable(pm.spec, shape, size, model.reshard)
+            hit = matrices[key] = table.matrix(src_layouts, dst_layouts)
+        edges.append(EdgeCost(hit[0], src_class, dst_class, hit[1]))
+    whole: dict = {}
+    for n in space.nodes:
+        if id(n.strategies) not in whole:
+            whole[id(n.strategies)] = next((i for i, s in enumerate(n.strategies)
+                                            if not any(l.partial or any(l.dims) for l in s.operands + s.results)), -1)
+    return Costs(node_costs, memory, edges, [(e.src, e.dst) for e in space.edges], tables,
+                 [whole[id(n.strategies)] for n in space.nodes])
 
 
 def total_cost(costs: Costs, choice) -> float:

@@ -168,6 +168,28 @@ def op_strategies(op, pm: ProgramMesh) -> tuple[list[Strategy], list[str]]:
     return out, names
 
 
+def _frozen(value):
+    """A hashable stand-in for an attribute value (lists and dicts by content)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return (type(value).__name__, repr(value))
+
+
+def _signature(op):
+    """What an op's strategies depend on: its name, operand and result types and attributes
+    (None for an op with regions: not shared)."""
+    if op.regions:
+        return None
+    return (op.name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results),
+            _frozen(op.attrs))
+
+
 def _arg_name(v, i: int) -> str:
     return f"%arg{i}" + (f" ({v.name})" if v.name else "")
 
@@ -186,6 +208,17 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
     nodes: list[Node] = []
     edges: list[Edge] = []
     where: dict[int, tuple[int, int]] = {}    # id(value) -> (node, result slot)
+    shared: dict = {}                          # op signature -> (strategies, factor names)
+    layouts_of: dict = {}                      # (kind, shape) -> strategies over value_layouts (shared)
+
+    def layouts(shape, kind):
+        key = (kind, tuple(shape))
+        hit = layouts_of.get(key)
+        if hit is None:
+            make = {"arg": lambda l: Strategy((), (l,)), "identity": lambda l: Strategy((l,), (l,)),
+                    "result": lambda l: Strategy((l,), ())}[kind]
+            hit = layouts_of[key] = [make(l) for l in value_layouts(key[1], pm)]
+        return hit
     for i, v in enumerate(fn.args):
         if pinned_args[i]:
             try:
@@ -199,7 +232,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
                                             f"divide it", value=_arg_name(v, i))
             strategies = [Strategy((), (layout,))]
         else:
-            strategies = [Strategy((), (l,)) for l in value_layouts(v.type.shape, pm)]
+            strategies = layouts(v.type.shape, "arg")
         nodes.append(Node("arg", f"%arg{i}", strategies, value=v, index=i, pinned=pinned_args[i]))
         where[id(v)] = (len(nodes) - 1, 0)
     for k, op in enumerate(fn.body.ops):
@@ -211,12 +244,18 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
         elif op.name in IDENTITY_OPS:
             target = layout_of_value(op.result, pm) if op.result.sharding is not None else None
             if target is None:
-                strategies = [Strategy((l,), (l,)) for l in value_layouts(op.result.type.shape, pm)]
+                strategies = layouts(op.result.type.shape, "identity")
             else:
                 strategies = [Strategy((target,), (target,))]
             names = []
-        else:
-            strategies, names = op_strategies(op, pm)
+        else:   # once per distinct signature: a transformer's layers repeat theirs
+            sig = _signature(op)
+            hit = shared.get(sig) if sig is not None else None
+            if hit is None:
+                hit = op_strategies(op, pm)
+                if sig is not None:
+                    shared[sig] = hit
+            strategies, names = hit
         nodes.append(Node("op", f"{op.name}@{k}", strategies, op=op, index=k, factor_names=names))
         nid = len(nodes) - 1
         for s, v in enumerate(op.operands):
@@ -241,7 +280,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             except ValueError as e:
                 raise AutoShardingError(getattr(e, "reason", str(e)), value=f"result {i}") from None
         else:
-            strategies = [Strategy((l,), ()) for l in value_layouts(v.type.shape, pm)]
+            strategies = layouts(v.type.shape, "result")
         nodes.append(Node("result", f"result {i}", strategies, value=v, index=i, pinned=declared[i] is not None))
         edges.append(Edge(src, slot, len(nodes) - 1, 0, v))
     return SearchSpace(pm, nodes, edges)
