@@ -1,5 +1,5 @@
 """Plan quality with only the batch placed, beyond the MLP (test_auto_train.py): the GPT example on
-2x2 with AdamW and the checks' own 4-layer encoder (spmdkit.examples.encoder) on a 2x4 mesh, in a
+2x2 and 2x2x2 with AdamW and the checks' own 4-layer encoder (spmdkit.examples.encoder) on a 2x4 mesh, in a
 child process with 8 virtual CPU devices, searched with the default CPU cost model.
 
 - one training step's loss and every gradient equal one device's within 1e-5;
@@ -25,7 +25,7 @@ from spmdkit import core  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not core.contains_spmd_rule("jax.dot_general"), reason="no jax.* rules in this build")
 HERE = Path(__file__).parent
-CASES = ["gpt-2x2-adamw", "encoder-2x4-sgd", "mlp-2x2-adamw-memrep"]
+CASES = ["gpt-2x2-adamw", "gpt-2x2x2-adamw", "encoder-2x4-sgd", "mlp-2x2-adamw-memrep"]
 TOL = 1e-5
 
 
@@ -46,7 +46,7 @@ def test_step_equals_one_device_and_compiled_is_the_plan(rows, case):
     assert row["plan_bytes"] <= row["modeled_bytes"] + 1e-9
 
 
-@pytest.mark.parametrize("case", CASES[:2])
+@pytest.mark.parametrize("case", CASES[:3])
 def test_no_more_bytes_than_hand_or_xla(rows, case):
     row = rows[case]
     assert row["status"] == "Optimal" and row["gap"] <= 1e-9
