@@ -61,7 +61,47 @@ def meshes_job() -> dict:
             "grad_diff": max(max_abs(out[3][k], want[3][k]) for k in want[3])}
 
 
+def memory_loop_job() -> dict:
+    """parallelize's memory check on the compiled program (distributed/parallelize.py): the MLP
+    with AdamW on 2x2 under a limit one byte below its replicated state, once as it compiles and
+    once with a pretend overhead of `extra` bytes added to every compiled figure (standing in for
+    temporaries the model does not count): each compiled figure and the limit searched under."""
+    import importlib
+
+    import numpy as np
+    par = importlib.import_module("spmdkit.distributed.parallelize")   # the module, not the function
+    from spmdkit.auto import AutoShardingError
+    setup = SETUPS["mlp"]("2x2")
+    init, update = OPTIMIZERS["adamw"](LR["adamw"])
+    step = make_step(setup.loss_fn, update)
+    args = (setup.params, init(setup.params), *setup.batch)
+    limit = sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(args[:2])) - 1
+    real = par.compiled_peak_bytes
+    out = {"job": "memory_loop", "limit": limit, "runs": {}}
+    bp = setup.batch_placements
+    for name, extra in (("as_compiled", 0.0), ("never_fits", 1e9)):
+        seen = []
+
+        def peak(run, leaves, named, extra=extra, seen=seen):
+            got = real(run, leaves, named) + extra
+            seen.append(got)
+            return got
+        par.compiled_peak_bytes = peak
+        row = {"peaks": seen}
+        try:
+            auto = parallelize(step, mesh_of("2x2"), (None, None, bp, bp), strategy="auto", example_args=args,
+                               memory_limit=limit)
+            r = auto.search_report
+            row.update(compiled=r.compiled_memory, searched=r.searched_limit, modeled=r.memory_bytes,
+                       text=str(r))
+        except AutoShardingError as e:
+            row.update(error=str(e), smallest_feasible=e.smallest_feasible)
+        out["runs"][name] = row
+    par.compiled_peak_bytes = real
+    return out
+
+
 if __name__ == "__main__":
-    jobs = {"calibrate": calibrate_job, "meshes": meshes_job}
+    jobs = {"calibrate": calibrate_job, "meshes": meshes_job, "memory_loop": memory_loop_job}
     for name in sys.argv[1:]:
         print(json.dumps(jobs[name]()), flush=True)

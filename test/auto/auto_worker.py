@@ -60,7 +60,7 @@ def run_case(case: str, steps: int = 3, reps: int = int(os.environ.get("AUTO_WOR
     mem = compiled.memory_analysis()
     row = {"case": case, "trace_s": trace_s, "search_s": rep.search_s, "solve_s": rep.solve_s, "gap": rep.gap,
            "status": rep.status, "objective_us": rep.objective_us, "modeled_bytes": rep.comm_bytes,
-           "modeled_memory": rep.memory_bytes, "memory_limit": memory_limit, "state_bytes": state_bytes,
+           "modeled_memory": rep.memory_bytes, "memory_limit": memory_limit, "searched_limit": rep.searched_limit, "state_bytes": state_bytes,
            "plan_bytes": auto.plan.bytes_per_device, "plan_counts": auto.plan.collectives,
            "hlo_bytes": hlo["bytes"], "hlo_counts": hlo["counts"],
            "compiled_memory": {k: int(getattr(mem, k)) for k in ("argument_size_in_bytes", "output_size_in_bytes",

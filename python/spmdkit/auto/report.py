@@ -38,6 +38,8 @@ class SearchReport:
     results: dict[str, str] = field(default_factory=dict)    # result label -> layout
     constraints_added: int = 0
     plan_bytes: float | None = None      # bytes of the partitioned program's plan (set by the caller)
+    compiled_memory: float | None = None  # parallelize with a memory_limit: the compiled program's bytes per device
+    searched_limit: float | None = None   # the limit the kept plan was searched under (lowered when compiled over)
 
     def __str__(self) -> str:
         lines = [f"search: {self.status}, objective {self.objective_us:.2f} us/step (compute {self.compute_us:.2f}, "
@@ -48,6 +50,10 @@ class SearchReport:
                  + (f" (limit {self.memory_limit:.0f})" if self.memory_limit is not None else "")]
         if self.plan_bytes is not None:
             lines.append(f"partitioned plan: {self.plan_bytes:.0f} B/device")
+        if self.compiled_memory is not None:
+            lowered = (f", searched under {self.searched_limit:.0f} after compiling over the limit"
+                       if self.searched_limit is not None and self.searched_limit != self.memory_limit else "")
+            lines.append(f"compiled program: {self.compiled_memory:.0f} B/device{lowered}")
         lines.append("params:")
         lines.extend(f"  {k}: {v}" for k, v in self.params.items())
         lines.append("ops split:")

@@ -104,20 +104,41 @@ class Parallelized:
         arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in zip(labels, leaves, entries)]
         abstract = jax.tree_util.tree_unflatten(in_def, [_abstract(x) for x in leaves])
         out_labels, result_shardings = self._result_shardings(abstract)
-        program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
-                             arg_shardings=arg_shardings)
-        program.main.result_shardings = result_shardings
-        if self.strategy == "auto":  # every value annotated by the search: nothing left to propagate
-            from ..auto import parallelize_hook
-            self.search_report = parallelize_hook(program, entries, labels, out_labels, self.memory_limit)
-        elif self.strategy == "propagate":
-            _propagate(program)
-        else:
-            complete_forward(program)
-        parted = partition(program)
-        self.program, self.partitioned = program, parted
-        self._run = to_jax(parted, self.mesh.jax_mesh())
-        self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
+        limit, least_peak = self.memory_limit, float("inf")
+        for attempt in range(_MEMORY_ATTEMPTS):
+            program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
+                                 arg_shardings=arg_shardings)
+            program.main.result_shardings = result_shardings
+            if self.strategy == "auto":  # every value annotated by the search: nothing left to propagate
+                self.search_report = self._search(program, entries, labels, out_labels, limit)
+            elif self.strategy == "propagate":
+                _propagate(program)
+            else:
+                complete_forward(program)
+            parted = partition(program)
+            self.program, self.partitioned = program, parted
+            self._run = to_jax(parted, self.mesh.jax_mesh())
+            self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
+            if self.strategy != "auto" or self.memory_limit is None:
+                break
+            # The model counts arguments, results and activations; the compiler's temporaries
+            # come on top. Check the compiled program itself and search again with the limit
+            # lowered by what it went over (at most to the least any plan needs, modeled).
+            report = self.search_report
+            searched = report.memory_limit
+            peak = compiled_peak_bytes(self._run, leaves, self._arg_named)
+            report.compiled_memory, report.searched_limit, report.memory_limit = peak, searched, self.memory_limit
+            if peak <= self.memory_limit:
+                break
+            least_peak = min(least_peak, peak)
+            if searched != limit or attempt == _MEMORY_ATTEMPTS - 1:   # already the least-memory plan, or tried enough
+                from ..auto.errors import AutoShardingError
+                raise AutoShardingError(
+                    f"no plan fits memory_limit={self.memory_limit:.0f} bytes per device once compiled: the plans "
+                    f"searched under lowered limits down to {searched:.0f} compile to {least_peak:.0f} bytes per "
+                    f"device or more, temporaries included (the least of them fits a limit of {least_peak:.0f})",
+                    smallest_feasible=least_peak)
+            limit = max(searched - (peak - self.memory_limit), 1.0)
         self._labels = labels
         self._treedef, self._known = in_def, [(_NEVER, _NEVER)] * len(labels)  # see __call__'s fast path
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
@@ -125,6 +146,18 @@ class Parallelized:
                               for lab, layout in zip(out_labels, parted.result_layouts)}
         self._key = _key_of(leaves, in_def)
         return self
+
+    def _search(self, program, entries, labels, out_labels, limit):
+        """The search under `limit`; a lowered limit (see trace) that no plan meets becomes the
+        least any plan needs under the model (`searched_limit` then says so)."""
+        from ..auto import parallelize_hook
+        from ..auto.errors import AutoShardingError
+        try:
+            return parallelize_hook(program, entries, labels, out_labels, limit)
+        except AutoShardingError as e:
+            if limit == self.memory_limit or e.smallest_feasible is None:
+                raise
+            return parallelize_hook(program, entries, labels, out_labels, e.smallest_feasible * (1 + 1e-9))
 
     def _own_placements(self, x, label: str):
         """The placements `x` carries when it is laid out by a NamedSharding over this mesh
@@ -243,6 +276,19 @@ class Parallelized:
     def _traced(self):
         if self.partitioned is None:
             raise DistError("not traced yet: call it or .trace(*example_args) first")
+
+
+_MEMORY_ATTEMPTS = 4
+
+
+def compiled_peak_bytes(run, leaves, named) -> float:
+    """Bytes per device the compiled program holds at once (XLA's memory analysis: arguments,
+    outputs and temporaries, less what outputs alias)."""
+    import jax
+    shaped = [jax.ShapeDtypeStruct(np.shape(x), x.dtype if hasattr(x, "dtype") else np.result_type(x), sharding=s)
+              for x, s in zip(leaves, named)]
+    m = run.lower(*shaped).compile().memory_analysis()
+    return float(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)
 
 
 def _key_of(leaves, treedef):
