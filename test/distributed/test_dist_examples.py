@@ -111,3 +111,16 @@ def test_train_command_runs_an_example_and_prints_the_report():
     assert sum(line.startswith("step ") and "one device" in line for line in out.splitlines()) == 5
     assert "compiled HLO" in out and "[ok] every gradient within 1e-5" in out and "per-step time" in out
     assert "FAIL" not in out and "+-----" in out
+
+
+def test_train_command_with_the_search_places_only_the_batch():
+    # `spmdkit train --strategy auto`: params, optimizer state and results left to spmdkit.auto
+    proc = run_child(["-m", "spmdkit.examples", "--example", "gpt", "--mesh", "2x2", "--steps", "2",
+                      "--strategy", "auto"], timeout=300)
+    out = proc.stdout
+    assert sum(line.startswith("step ") and "one device" in line for line in out.splitlines()) == 2
+    assert "search (only the batch placed): Optimal, gap 0.00%" in out
+    for check in ("state kept its layout between steps", "every gradient within 1e-5", "compiled collectives == plan",
+                  "bytes <= XLA's"):
+        assert f"[ok] {check}" in out, out
+    assert "FAIL" not in out

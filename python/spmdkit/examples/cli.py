@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser, example: str | None = None) -> Non
                    help="2x2: dp x mp; 2x2x2: dp x mp x fsdp")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw")
-    p.add_argument("--strategy", choices=["propagate", "complete"], default="propagate",
-                   help="where the shardings come from: Shardy-style propagation, or Paddle-style completion")
+    p.add_argument("--strategy", choices=["propagate", "complete", "auto"], default="propagate",
+                   help="where the shardings come from: Shardy-style propagation, Paddle-style completion, or the search (only the batch placed)")
     p.add_argument("--no-xla", action="store_true", help="skip compiling XLA's automatic partitioning")
     p.add_argument("--json", action="store_true", help="print the numbers as one JSON line too")
     p.add_argument("--precision", choices=["f32", "bf16"], default="f32",

@@ -102,13 +102,20 @@ def run(model: str = "gpt", mesh_key: str = "2x2", steps: int = 5, optimizer: st
     args = (params, opt_state, inputs, targets)
 
     t0 = time.perf_counter()
-    ours = parallelize(step, mesh, (pp, sp, bp, bp), out_placements=(pp, sp, None, pp), strategy=strategy,
-                       example_args=args)
+    if strategy == "auto":   # only the batch placed: the search decides params, state and results
+        ours = parallelize(step, mesh, (None, None, bp, bp), strategy="auto", example_args=args)
+    else:
+        ours = parallelize(step, mesh, (pp, sp, bp, bp), out_placements=(pp, sp, None, pp), strategy=strategy,
+                           example_args=args)
     plan_s = time.perf_counter() - t0
     hlo = compiled_report(ours.lower(*args).compile().as_text())
     reference = jax.jit(make_step(setup.loss_fn, update))
 
     row = {"case": f"{model}-{mesh_key}-{optimizer}", "strategy": strategy, "precision": precision, "steps": []}
+    if strategy == "auto":
+        r = ours.search_report
+        row["search"] = {"status": r.status, "gap": r.gap, "search_s": r.search_s,
+                         "params": {k: v for k, v in ours.in_shardings.items() if k.startswith("args[0]")}}
     auto = None
     if xla:  # XLA's own partitioning of the same step, same input and output shardings
         in_sh = _named_tree(mesh, (pp, sp, bp, bp), args, "in_placements")
@@ -162,7 +169,7 @@ def checks(row: dict) -> dict[str, bool]:
     # AdamW divides by sqrt(v) + eps: rounding in near-zero grads is amplified, so SGD's params only
     if row["case"].endswith("-sgd") and row.get("precision", "f32") == "f32":
         out["params within 1e-5"] = all(s["param_diff"] <= TOL for s in row["steps"])
-    if "xla" in row and row["strategy"] == "propagate" and row.get("precision", "f32") == "f32":  # the claim propagation makes (completion: reported only); XLA's compiled bf16 bytes are upcast on CPU
+    if "xla" in row and row["strategy"] in ("propagate", "auto") and row.get("precision", "f32") == "f32":  # the claim propagation and search make (completion: reported only); XLA's compiled bf16 bytes are upcast on CPU
         out["bytes <= XLA's"] = row["plan"]["bytes"] <= row["xla"]["bytes"] + 1e-9
     return out
 
@@ -183,6 +190,11 @@ def report(row: dict) -> str:
                      f"  params {s['param_diff']:.1e}  {s['ms']:.1f} ms"
                      + (f" (XLA auto {s['xla_ms']:.1f} ms)" if "xla_ms" in s else "")
                      + f" (one device {s['ref_ms']:.1f} ms)")
+    if "search" in row:
+        sr = row["search"]
+        split = {k: v for k, v in sr["params"].items() if any(type(p).__name__ != "Replicate" for p in v)}
+        lines.append(f"search (only the batch placed): {sr['status']}, gap {sr['gap']:.2%}, {sr['search_s']:.2f} s; "
+                     f"params split: {', '.join(f'{k} {v}' for k, v in split.items()) or 'none (replicated is cheapest)'}")
     later = row["steps"][1:] or row["steps"]   # the first step compiles
 
     def med(key):
