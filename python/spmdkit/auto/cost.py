@@ -22,7 +22,7 @@ import numpy as np
 from ..partition.partitioner import itemsize
 from ..reshard import DEFAULT_COST_MODEL, CostModel
 from .reshard_table import INFEASIBLE, ReshardTable
-from .strategies import SearchSpace
+from .strategies import SearchSpace, end_layouts
 
 # an edge whose layouts no plan connects (a dim that does not divide on the way): never chosen
 INFEASIBLE_US = INFEASIBLE[0]
@@ -94,13 +94,7 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
         key = (id(node.strategies), node.kind == "arg", slot, side)
         hit = classes_of.get(key)
         if hit is None:
-            if side == "out":
-                layouts = [s.results[slot] for s in node.strategies]
-            elif node.kind == "arg":   # a tied argument reads the result in its own layout
-                layouts = [s.results[0] for s in node.strategies]
-            else:
-                layouts = [s.operands[slot] for s in node.strategies]
-            distinct, cls = _classes(layouts)
+            distinct, cls = _classes(end_layouts(node, slot, side))
             hit = classes_of[key] = (tuple(distinct), cls)
         return hit
 

@@ -61,14 +61,6 @@ def local_flops(op, operand_layouts, result_layouts, pm) -> float | None:
     return float(local * (2 if contraction else 1))
 
 
-def step_us(step, pm, model: AutoCostModel) -> float:
-    """One collective of a reshard plan priced with the model's links (as the planner prices it:
-    an all-reduce is two hops)."""
-    link = model.reshard.slowest(pm.spec, step.axes)
-    hops = 2 if step.kind == "all_reduce" else 1
-    return hops * link.alpha_us + step.bytes / (link.gbytes_per_s * 1e3)
-
-
 def modeled_cost(parted: PartitionedProgram, model: AutoCostModel = DEFAULT_AUTO_COST) -> PlanCost:
     pm = parted.mesh
     out = PlanCost(0.0, 0.0, 0.0, 0)
@@ -85,7 +77,7 @@ def modeled_cost(parted: PartitionedProgram, model: AutoCostModel = DEFAULT_AUTO
                 for st in s.plan.steps:
                     if st.kind in LOCAL_KINDS:
                         continue
-                    out.comm_us += weight * step_us(st, pm, model)
+                    out.comm_us += weight * model.reshard.collective_us(pm.spec, st.kind, st.axes, st.bytes)
                     out.bytes += weight * st.bytes
                     out.collectives += int(weight)
             elif isinstance(s, LocalControlFlow):

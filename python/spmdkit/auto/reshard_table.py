@@ -24,7 +24,7 @@ import itertools
 import numpy as np
 
 from ..reshard import CostModel, Layout, MeshSpec, ReshardError, plan_reshard
-from ..reshard.planner import MAX_EXPANSIONS
+from ..reshard.planner import MAX_EXPANSIONS, _less
 from ..reshard.steps import COLLECTIVE_KINDS, EXHAUSTIVE_PERMUTE_AXES, moves
 
 INFEASIBLE = (1e9, float("inf"))   # (cost us, bytes) of a pair no plan connects: never chosen
@@ -131,16 +131,10 @@ class _Search:
             for after, step_us, step_bytes, collective in self.table.moves_from(node):
                 if after in done or bits[after] & not_source:
                     continue
-                k0 = c + step_us
-                key = (k0, ncoll + collective, nsteps + 1)
+                key = (c + step_us, ncoll + collective, nsteps + 1)
                 old = best.get(after)
-                if old is not None:   # planner._less, inline: near-equal costs tie, then fewer collectives, steps
-                    o0 = old[0]
-                    if abs(k0 - o0) > 1e-9 * max(1.0, abs(k0), abs(o0)):
-                        if k0 >= o0:
-                            continue
-                    elif key[1:] >= old[1:]:
-                        continue
+                if old is not None and not _less(key, old):   # the planner's own tie rule
+                    continue
                 best[after] = key
                 paid[after] = (here[0] + step_us, here[1] + step_bytes)
                 heapq.heappush(heap, (*key, next(tie), after))

@@ -6,11 +6,10 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Optional, Sequence
 
 from .annotate import annotate
-from .cost import DEFAULT_AUTO_COST, AutoCostModel, build_costs, total_cost
+from .cost import DEFAULT_AUTO_COST, AutoCostModel, build_costs
 from .errors import AutoShardingError
 from .memory import add_activation_memory
 from .report import SearchReport, build_report
@@ -61,36 +60,12 @@ def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Opti
     space = build_space(program, list(pinned_args), dict(ties or {}))
     costs = build_costs(space, cost)
     add_activation_memory(space, costs, fn, loss_result)
-    sol = keep_cheaper(space, costs, solve(costs, memory_limit, time_limit_s), memory_limit)
+    sol = solve(costs, memory_limit, time_limit_s)
     added = annotate(program, space, sol.choice)
     search_s = time.perf_counter() - t0
     labels = list(arg_labels) if arg_labels is not None else [f"%arg{i}" for i in range(len(fn.args))]
     outs = list(out_labels) if out_labels is not None else [f"result {i}" for i in range(len(fn.result_types))]
     return build_report(space, costs, sol, labels, outs, memory_limit, search_s, added)
-
-
-def replicated_choice(space) -> list[int]:
-    """Per node, its fully replicated strategy (a pinned node: its only one)."""
-    def whole(s):
-        return all(not any(l.dims) and not l.partial for l in (*s.operands, *s.results))
-    return [next((k for k, s in enumerate(n.strategies) if whole(s)), 0) for n in space.nodes]
-
-
-def keep_cheaper(space, costs, sol, memory_limit=None):
-    """When HiGHS stopped before proving its plan optimal (time limit), its incumbent can be
-    worse than running replicated (or, without an incumbent, arbitrary): keep whichever of the
-    two the model prices lower among those within the memory limit, with its true cost."""
-    if sol.status == "Optimal" and sol.gap <= 1e-9:
-        return sol
-    def fits(choice):
-        return memory_limit is None or sum(float(m[k]) for m, k in zip(costs.memory, choice)) <= memory_limit + 1e-6
-    got = total_cost(costs, sol.choice)
-    base_choice = replicated_choice(space)
-    base = total_cost(costs, base_choice)
-    if fits(base_choice) and (base < got or not fits(sol.choice)):
-        return replace(sol, choice=base_choice, objective_us=base,
-                       status=f"{sol.status}; replicated plan kept (the incumbent cost {got:.1f} us)")
-    return replace(sol, objective_us=got)
 
 
 _PARALLELIZE_COST: list[Optional[AutoCostModel]] = [None]

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..ir.core import op_signature
 from ..partition.layouts import ProgramMesh, layout_of_value, replicated, to_spec
 from ..partition.partitioner import itemsize
 from ..partition.rules import IDENTITY_OPS, SOURCE_OPS, factor_table
@@ -168,26 +169,17 @@ def op_strategies(op, pm: ProgramMesh) -> tuple[list[Strategy], list[str]]:
     return out, names
 
 
-def _frozen(value):
-    """A hashable stand-in for an attribute value (lists and dicts by content)."""
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        return (type(value).__name__, repr(value))
-
-
 def _signature(op):
-    """What an op's strategies depend on: its name, operand and result types and attributes
-    (None for an op with regions: not shared)."""
+    """What an op's strategies depend on (ir.core.op_signature: name, types, attributes); None
+    for an op with regions or attributes that cannot be keyed: not shared."""
     if op.regions:
         return None
-    return (op.name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results),
-            _frozen(op.attrs))
+    try:
+        sig = op_signature(op)
+        hash(sig)
+    except TypeError:
+        return None
+    return sig
 
 
 def _arg_name(v, i: int) -> str:
@@ -286,16 +278,15 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
     return SearchSpace(pm, nodes, edges)
 
 
-def edge_layouts(space: SearchSpace, e: Edge) -> tuple[list[Layout], list[Layout]]:
-    """(layout the producer's strategy s gives the value, per s), (layout the consumer's strategy t
-    reads it in, per t). A tied argument reads the result in its own layout."""
-    src, dst = space.nodes[e.src], space.nodes[e.dst]
-    produced = [s.results[e.src_slot] for s in src.strategies]
-    if dst.kind == "arg":
-        needed = [s.results[0] for s in dst.strategies]
-    else:
-        needed = [s.operands[e.dst_slot] for s in dst.strategies]
-    return produced, needed
+def end_layouts(node: Node, slot: int, side: str) -> list[Layout]:
+    """Per strategy of `node`, the layout of one end of an edge: its result `slot` (side "out",
+    the producer) or how it reads operand `slot` (side "in", the consumer). A tied argument
+    reads the result it is tied to in its own layout."""
+    if side == "out":
+        return [s.results[slot] for s in node.strategies]
+    if node.kind == "arg":
+        return [s.results[0] for s in node.strategies]
+    return [s.operands[slot] for s in node.strategies]
 
 
 def value_bytes(value) -> int:

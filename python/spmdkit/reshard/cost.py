@@ -59,6 +59,13 @@ class CostModel:
         """For a collective spanning several axes: the worst latency and bandwidth among them."""
         return _slowest(self, mesh, tuple(axes))
 
+    def collective_us(self, mesh: MeshSpec, kind: str, axes, nbytes: float) -> float:
+        """One collective's time over `axes` moving `nbytes` per device: latency (twice for an
+        all-reduce, a reduce-scatter then an all-gather) plus bytes over the slowest link."""
+        link = self.slowest(mesh, axes)
+        hops = 2 if kind == "all_reduce" else 1
+        return hops * link.alpha_us + nbytes / (link.gbytes_per_s * 1e3)
+
 
 @lru_cache(maxsize=65536)
 def _slowest(cost: CostModel, mesh: MeshSpec, axes: tuple[str, ...]) -> AxisLink:

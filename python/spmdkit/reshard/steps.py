@@ -72,12 +72,8 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
     used = layout.used_axes()
     out = []
 
-    def step(kind, axes, after, dim=None, dim_to=None, nbytes=0.0, hops=1):
-        if kind in LOCAL_KINDS:
-            c = 0.0
-        else:
-            link = cost.slowest(mesh, axes)
-            c = hops * link.alpha_us + nbytes / (link.gbytes_per_s * 1e3)
+    def step(kind, axes, after, dim=None, dim_to=None, nbytes=0.0):
+        c = 0.0 if kind in LOCAL_KINDS else cost.collective_us(mesh, kind, axes, nbytes)
         out.append(Step(kind, tuple(axes), layout, after, dim, dim_to, float(nbytes), c))
 
     def group(axes):
@@ -89,7 +85,7 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
             n = group(subset)
             rest = tuple(p for p in partial if p not in subset)
             red = layout.reduce if rest else None
-            step("all_reduce", subset, Layout(dims, rest, red), nbytes=2 * (n - 1) / n * B, hops=2)
+            step("all_reduce", subset, Layout(dims, rest, red), nbytes=2 * (n - 1) / n * B)
             if layout.reduce not in ("sum", "avg"):
                 continue  # XLA can, but JAX has no max/min reduce-scatter: all-reduce then slice
             for order in itertools.permutations(subset):
@@ -128,9 +124,8 @@ def moves(mesh: MeshSpec, layout: Layout, shape, itemsize: int, cost: CostModel,
     for after in permuted_layouts(mesh, layout, target_dims):
         pa = _digit_positions(mesh, after)
         involved = tuple(a for a in mesh.names if positions.get(a) != pa.get(a))
-        link = cost.slowest(mesh, involved)
         out.append(Step("collective_permute", involved, layout, after, bytes=float(B),
-                        cost_us=link.alpha_us + B / (link.gbytes_per_s * 1e3)))
+                        cost_us=cost.collective_us(mesh, "collective_permute", involved, B)))
     return out
 
 
