@@ -15,7 +15,7 @@ import pytest
 from spmdkit import core
 from spmdkit.auto.memory import activations
 from spmdkit.auto.strategies import value_bytes
-from spmdkit.examples import encoder
+from spmdkit.models import encoder
 from spmdkit.ir import import_jax
 from spmdkit.models import mlp
 from spmdkit.sharding import Mesh

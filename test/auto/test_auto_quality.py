@@ -1,5 +1,5 @@
 """Plan quality with only the batch placed, beyond the MLP (test_auto_train.py): the GPT example on
-2x2 and 2x2x2 with AdamW and the checks' own 4-layer encoder (spmdkit.examples.encoder) on a 2x4 mesh, in a
+2x2 and 2x2x2 with AdamW and the checks' own 4-layer encoder (spmdkit.models.encoder) on a 2x4 mesh, in a
 child process with 8 virtual CPU devices, searched with the default CPU cost model.
 
 - one training step's loss and every gradient equal one device's within 1e-5;

@@ -9,7 +9,7 @@ from typing import Callable
 import jax
 
 from ..distributed import ProcessMesh, Replicate, Shard
-from ..models import gpt, mlp
+from ..models import encoder, gpt, mlp
 
 MESHES = {"2x2": ((2, 2), ("dp", "mp")), "2x2x2": ((2, 2, 2), ("dp", "mp", "fsdp")), "2x4": ((2, 4), ("dp", "mp"))}
 R = Replicate()
@@ -81,13 +81,21 @@ def gpt_setup(mesh_key: str, cfg: gpt.GPTConfig = gpt.GPTConfig(), batch_size: i
                  ("h0.w_qkv", "h0.w_proj"))
 
 
+def encoder_placements(params: dict, mesh_key: str) -> dict:
+    """Megatron over mp: q, k, v, gate and up column-split, o and down row-split, the rest
+    replicated."""
+    cols, rows = ("wq", "wk", "wv", "w_gate", "w_up"), ("wo", "w_down")
+    pl = {k: _p(mesh_key, mp=1 if k.split(".")[-1] in cols else 0) for k in params
+          if k.split(".")[-1] in cols + rows}
+    return _pin_rest(pl, params, mesh_key)
+
+
 def encoder_setup(mesh_key: str) -> Setup:
-    """The auto-sharding checks' own 4-layer encoder (examples/encoder.py), Megatron by hand."""
-    from . import encoder
+    """The auto-sharding checks' own 4-layer encoder (models/encoder.py), Megatron by hand."""
     params = encoder.init_params(jax.random.PRNGKey(0))
     batch = encoder.example_batch(jax.random.PRNGKey(1))
-    placements = encoder.hand_placements(params, len(MESHES[mesh_key][0]))
-    return Setup(params, batch, encoder.loss_fn, placements, _batch(mesh_key), ("l0.wq", "l0.w_down"))
+    return Setup(params, batch, encoder.loss_fn, encoder_placements(params, mesh_key), _batch(mesh_key),
+                 ("l0.wq", "l0.w_down"))
 
 
 def gptwide_setup(mesh_key: str) -> Setup:

@@ -4,8 +4,8 @@ SwiGLU feed-forward, residuals, mean pooling and a linear regression head with a
 Different from spmdkit.models.gpt on purpose (no embedding, no causal mask, gated MLP, separate
 q/k/v weights), so the search meets ops and shapes the GPT example does not have.
 
-The hand placements (`hand_placements`) are Megatron's: q, k, v, gate and up column-split over
-mp, o and down row-split, everything else replicated; the batch over dp.
+Its hand placements (Megatron's, spmdkit.examples.setups) column-split q, k, v, gate and up over
+mp and row-split o and down, everything else replicated; the batch over dp.
 """
 from __future__ import annotations
 
@@ -82,21 +82,3 @@ def example_batch(key, cfg: EncoderConfig = EncoderConfig(), batch: int = 8):
     k1, k2 = jax.random.split(key)
     return (jax.random.normal(k1, (batch, cfg.seq, cfg.d_in), jnp.float32),
             jax.random.normal(k2, (batch,), jnp.float32))
-
-
-def hand_placements(params: dict, mesh_ndim: int) -> dict:
-    """Megatron over the mesh's second dim (mp): column splits for q, k, v, gate, up; row splits
-    for o and down; the rest replicated."""
-    from ..distributed import Replicate, Shard
-    rep = [Replicate()] * mesh_ndim
-
-    def on_mp(dim):
-        out = list(rep)
-        out[1] = Shard(dim)
-        return out
-    pl = {}
-    for k in params:
-        name = k.split(".")[-1]
-        pl[k] = on_mp(1) if name in ("wq", "wk", "wv", "w_gate", "w_up") else \
-            on_mp(0) if name in ("wo", "w_down") else rep
-    return pl
