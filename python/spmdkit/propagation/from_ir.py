@@ -128,7 +128,7 @@ class _Builder:
 
     def results(self, vs) -> list:
         """self.value(v) for each of an op's results: the hot path of a build (one call per op)."""
-        known, ids, values, plain = self.value_ids.get, self.value_ids, self.out.values, self.g.plain_value
+        known, ids, plain = self.value_ids.get, self.value_ids, self.g.plain_value
         out = []
         for v in vs:
             vid = known(id(v))
@@ -137,10 +137,7 @@ class _Builder:
                     vid = self.value(v)
                 else:
                     vid = ids[id(v)] = plain(v.type.shape)
-                    if vid == len(values):
-                        values.append(v)
-                    else:
-                        self.bind(vid, v)
+                    self.bind(vid, v)
             out.append(vid)
         return out
 
@@ -184,13 +181,9 @@ class _Builder:
                         break
                 if new:  # the common case: results first seen here, plain
                     results = self.g.rule_op(name, table, operands, [v.type.shape for v in op.results], pass_through)
-                    values = self.out.values
                     for v, vid in zip(op.results, results):
                         ids[id(v)] = vid
-                        if vid == len(values):
-                            values.append(v)
-                        else:
-                            self.bind(vid, v)
+                        self.bind(vid, v)
                 else:
                     results = self.results(op.results)
                     self.g._add_op(name, table, operands, results, pass_through, 3, (0, 0))
