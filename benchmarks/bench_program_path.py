@@ -259,63 +259,20 @@ def first_call_child(side: str, layers: int) -> dict:
         stages["compile"] = clock() - t
         return stages
 
-    import spmdkit
-    from spmdkit.distributed import ProcessMesh, Replicate, Shard
-    from spmdkit.distributed.parallelize import Parallelized
-    from spmdkit.ir import import_jax
-    from spmdkit.partition import partition, to_jax
-    mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
-
-    def placements(spec):
-        out = [Replicate(), Replicate()]
-        for dim, axis in enumerate(spec):
-            if axis is not None:
-                out[["dp", "mp"].index(axis)] = Shard(dim)
-        return out
-
-    leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
-    arg_leaves = jax.tree_util.tree_leaves(params)
-    par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
-    arg_shardings = [par._sharding(placements(s), x.shape, f"leaf{i}") for i, (s, x) in
-                     enumerate(zip(leaf_specs, arg_leaves))]
-    data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
-    t = clock()
-    program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
-                         arg_shardings=arg_shardings + [data, data])
-    stages["import"] = clock() - t
-    t = clock()
-    spmdkit.propagate(program)
-    stages["propagate"] = clock() - t
-    t = clock()
-    parted = partition(program)
-    stages["partition"] = clock() - t
-    t = clock()
-    run = to_jax(parted, mesh.jax_mesh())
-    named_args = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
-    # abstract arguments, as jax.jit gets: no transfers in the timing
-    flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named_args)]
-    lowered = run.lower(*flat)
-    stages["lower"] = clock() - t
-    t = clock()
-    lowered.compile()
-    stages["compile"] = clock() - t
-    stages["ops"] = sum(1 for _ in program.walk())
+    inputs = _our_inputs(step, params, specs, tokens)
+    stages.update(_our_stages(step, params, tokens, inputs, compile_too=True))
     return stages
 
 
-def stage_table(layer_counts, repeat: int) -> None:
-    """import_jax, propagate, partition and lower (to_jax + jax's lower, no compile) of the
-    first-call step at these layer counts, in this process, best of `repeat` per stage."""
+def _our_inputs(step, params, specs, tokens):
+    """The 2x4 mesh, the params' shardings from their PartitionSpecs and the batch over dp, as
+    parallelize builds them, and the abstract sharded arguments jax's lower takes."""
     import jax
-    import jax.numpy as jnp
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    import spmdkit
     from spmdkit.distributed import ProcessMesh, Replicate, Shard
     from spmdkit.distributed.parallelize import Parallelized
-    from spmdkit.ir import import_jax
-    from spmdkit.partition import partition, to_jax
     mesh = ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "mp"])
 
     def place(spec):
@@ -325,6 +282,51 @@ def stage_table(layer_counts, repeat: int) -> None:
                 out[["dp", "mp"].index(axis)] = Shard(dim)
         return out
 
+    leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
+    arg_leaves = jax.tree_util.tree_leaves(params)
+    par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
+    shardings = [par._sharding(place(s), x.shape, f"leaf{i}") for i, (s, x) in enumerate(zip(leaf_specs, arg_leaves))]
+    data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
+    named = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
+    # abstract arguments, as jax.jit gets: no transfers in the timing
+    flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named)]
+    return mesh, shardings + [data, data], flat
+
+
+def _our_stages(step, params, tokens, inputs, compile_too: bool = False) -> dict:
+    """Seconds of parallelize's stages on one step: import_jax, propagate, partition, lower
+    (to_jax + jax's lower) and, with `compile_too`, compile; "ops": the program's op count."""
+    import spmdkit
+    from spmdkit.ir import import_jax
+    from spmdkit.partition import partition, to_jax
+    mesh, arg_shardings, flat = inputs
+    times = {}
+    t = clock()
+    program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
+                         arg_shardings=arg_shardings)
+    times["import"] = clock() - t
+    t = clock()
+    spmdkit.propagate(program)
+    times["propagate"] = clock() - t
+    t = clock()
+    parted = partition(program)
+    times["partition"] = clock() - t
+    t = clock()
+    lowered = to_jax(parted, mesh.jax_mesh()).lower(*flat)
+    times["lower"] = clock() - t
+    if compile_too:
+        t = clock()
+        lowered.compile()
+        times["compile"] = clock() - t
+    times["ops"] = sum(1 for _ in program.walk())
+    return times
+
+
+def stage_table(layer_counts, repeat: int) -> None:
+    """import_jax, propagate, partition and lower (to_jax + jax's lower, no compile) of the
+    first-call step at these layer counts, in this process, best of `repeat` per stage."""
+    import jax.numpy as jnp
+
     unit = "CPU" if clock is time.process_time else "wall"
     print(f"program path stages of the first-call step (d=128, 2x4 mesh), best of {repeat}, {unit} ms")
     print(f"{'layers':>6} {'ops':>6} | {'import':>7} {'propagate':>9} {'partition':>9} {'lower':>7} | "
@@ -332,31 +334,12 @@ def stage_table(layer_counts, repeat: int) -> None:
     for layers in layer_counts:
         step, params, specs = make_step(layers, d=128, heads=4, ffn=512, vocab=256)
         tokens = jnp.zeros((16, 64), jnp.int32)
-        leaf_specs = jax.tree_util.tree_leaves(specs, is_leaf=lambda s: isinstance(s, P))
-        arg_leaves = jax.tree_util.tree_leaves(params)
-        par = Parallelized(step, mesh, (None, [Shard(0), Replicate()], [Shard(0), Replicate()]))
-        shardings = [par._sharding(place(s), x.shape, f"leaf{i}") for i, (s, x) in enumerate(zip(leaf_specs, arg_leaves))]
-        data = par._sharding([Shard(0), Replicate()], tokens.shape, "tokens")
-        named = [NamedSharding(mesh.jax_mesh(), s) for s in leaf_specs] + [NamedSharding(mesh.jax_mesh(), P("dp"))] * 2
-        flat = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s) for x, s in zip(arg_leaves + [tokens, tokens], named)]
-        best, n_ops = {}, 0
+        inputs = _our_inputs(step, params, specs, tokens)
+        best = {}
         for _ in range(repeat):
-            times = {}
-            t = clock()
-            program = import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
-                                 arg_shardings=shardings + [data, data])
-            times["import"] = clock() - t
-            t = clock()
-            spmdkit.propagate(program)
-            times["propagate"] = clock() - t
-            t = clock()
-            parted = partition(program)
-            times["partition"] = clock() - t
-            t = clock()
-            to_jax(parted, mesh.jax_mesh()).lower(*flat)
-            times["lower"] = clock() - t
+            times = _our_stages(step, params, tokens, inputs)
+            n_ops = times.pop("ops")
             best = {k: min(best.get(k, v), v) for k, v in times.items()}
-            n_ops = sum(1 for _ in program.walk())
         ms = {k: v * 1e3 for k, v in best.items()}
         print(f"{layers:>6} {n_ops:>6} | {ms['import']:>7.1f} {ms['propagate']:>9.1f} {ms['partition']:>9.1f} "
               f"{ms['lower']:>7.1f} | {ms['partition'] / ms['propagate']:>19.2f} {ms['lower'] / ms['propagate']:>16.2f}",
