@@ -196,7 +196,12 @@ def op_signature(op: Op) -> tuple:
     layout (TypeError: an attribute that cannot be keyed)."""
     attrs = op.attrs
     return (op.name, tuple([v.type for v in op.operands]), tuple([r.type for r in op.results]),
-            tuple([(k, frozen_attr(v)) for k, v in attrs.items()]) if attrs else ())
+            attrs_key(attrs) if attrs else ())
+
+
+def attrs_key(attrs: dict) -> tuple:
+    """The attributes' part of op_signature."""
+    return tuple([(k, frozen_attr(v)) for k, v in attrs.items()])
 
 
 @contextmanager

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir.core import op_signature, paused_gc
+from .. import _core
+from ..ir.core import attrs_key, op_signature, paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -92,6 +93,10 @@ _COMPILER_API = frozenset({"func.return", "return", "stablehlo.return", "sdy.ret
                            "sdy.data_flow_edge", "sdy.named_computation"})
 
 
+# ops the C++ loop leaves to _Builder.op: the compiler API and custom calls (memory moves)
+_GENERAL = _COMPILER_API | {"stablehlo.custom_call"}
+
+
 class _Builder:
     def __init__(self, program, factor_table_of):
         self.program = program
@@ -155,13 +160,32 @@ class _Builder:
             # Shardy applies the function's result shardings before it walks the ops: their
             # edges come first, so a result's sharding reaches the returned value first
             self.op(ret, fn)
-        for op in fn.body.ops:
-            if op is not ret:
-                self.op(op, fn)
+        self.ops(fn.body.ops, fn, skip=ret)
 
     def block(self, block, fn=None):
-        for op in block.ops:
-            self.op(op, fn)
+        self.ops(block.ops, fn)
+
+    def ops(self, ops, fn, skip=None):
+        """self.op(op, fn) for each op but `skip`. The common case, an op with a factor table whose
+        results are first seen here, plain, is taken in C++ (_core.build_rule_ops) op after op;
+        it stops at each op it leaves to self.op (the first op of its kind makes the table the
+        rest share)."""
+        if self.tables is None:  # a caller's own factor_table_of: every op through it
+            for op in ops:
+                if op is not skip:
+                    self.op(op, fn)
+            return
+        g = self.g
+        builder = (self.tables, self.value_ids, self.out.values)
+        i, count = 0, len(ops)
+        while i < count:
+            default = g._default_id if g._default_id is not None else g._default_mesh_id()
+            i = _core.build_rule_ops(ops, i, skip, builder, g._build_lists(), default, _GENERAL, LAYOUT_PASS_THROUGH,
+                                     attrs_key)
+            if i < count:
+                if ops[i] is not skip:
+                    self.op(ops[i], fn)
+                i += 1
 
     def op(self, op, fn):
         name = op.name

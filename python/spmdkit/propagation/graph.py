@@ -170,6 +170,11 @@ class Graph:
             self.meshes[mesh].axis_names or self.meshes[mesh].maximal) else -1
         return self._default_id
 
+    def _build_lists(self) -> tuple:
+        """The lists _core.build_rule_ops appends to (as rule_op does), in its order."""
+        return (self._value_names, self._shapes, self._value_meshes, self._op_names, self._op_tables,
+                self._op_operands, self._op_results, self._op_flags, self._table_info)
+
     def rule_op(self, name, table, operands, shapes, pass_through) -> list[int]:
         """A factor-table op whose results are new values of `shapes` (program TensorType shapes,
         unannotated, unnamed): plain_value per result, then _add_op; the builder's hot path."""
