@@ -216,7 +216,7 @@ void spmdkit_bind_propagation(py::module_& m) {
               py::gil_scoped_release release;
               Propagator prop(self.g, self.provenance);
               st = prop.run({aggressive, op_priority, user_priority});
-              self.provenance = prop.provenance();
+              self.provenance = prop.take_provenance();
             }
             self.stats = st;
             return py::dict(py::arg("op_visits") = st.op_visits, py::arg("updates") = st.updates, py::arg("rounds") = st.rounds);

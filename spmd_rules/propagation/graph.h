@@ -66,6 +66,8 @@ struct Graph {
   int64_t num_elements(int v) const;
   // Checks every id, rank, factor size and annotation; throws ValueError naming what is wrong.
   void validate() const;
+  // The sharding checks of validate() for value `v` alone (after its sharding changed).
+  void validate_sharding(int v) const;
   std::string sharding_to_string(int v) const;
 };
 
