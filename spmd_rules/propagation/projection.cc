@@ -26,7 +26,8 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
   const auto& dims = tensor_factors(table, op, i);
   AxisList queue;
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const DimSharding& ds = d < s.dims.size() ? s.dims[d] : DimSharding{};
+    static const DimSharding kUnsharded;
+    const DimSharding& ds = d < s.dims.size() ? s.dims[d] : kUnsharded;  // (a reference, not a copy)
     std::size_t qi = 0;
     queue = ds.axes;
     const bool hidden = ds.user && effective_priority(ds) > threshold;
