@@ -39,6 +39,10 @@ struct Op {
   std::vector<int> operands, results;
   bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
   bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
+  // Every tensor has the same dims and factors, and the op is not a data-flow edge (Shardy's
+  // elementwise trait: aggressive propagation then takes the most sharded candidate first; set by
+  // the propagator).
+  bool elementwise = false;
   bool forward_early = false;     // a dynamic_slice: forward from op-priority step 0 (set by the propagator)
   bool multi_use_operands = false;  // an operand has several uses: no backward in step 0 (set by the propagator)
   bool multi_use_results = false;   // a result has several uses: no forward in step 0 (set by the propagator)

@@ -90,13 +90,16 @@ bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Proje
     if (p.mesh >= 0 && m != p.mesh) return false;
     p.mesh = m;
   }
-  p.slots.resize(static_cast<std::size_t>(p.num_tensors) * p.num_factors);
-  for (FactorSlot& slot : p.slots) {  // reuse the slots' storage: this runs once per rule application
+  // Reuse the slots' storage (this runs once per rule application): grow only, clear what is used.
+  const std::size_t n = static_cast<std::size_t>(p.num_tensors) * p.num_factors;
+  if (p.slots.size() < n) p.slots.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    FactorSlot& slot = p.slots[k];
     slot.axes.clear();
     slot.present = slot.closed = slot.grew = false;
     slot.origin = kNoOrigin;
   }
-  p.reserved.resize(p.num_tensors);
+  if (p.reserved.size() < static_cast<std::size_t>(p.num_tensors)) p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
   p.must_divide.assign(p.num_factors, 0);
   p.table = &table;

@@ -26,6 +26,15 @@ bool creates_dims(const FactorTable& t) {
   return false;
 }
 
+bool same_dims_everywhere(const FactorTable& t) {
+  if (t.operands.empty()) return false;
+  for (const auto& tensor : t.results)
+    if (tensor != t.operands.front()) return false;
+  for (const auto& tensor : t.operands)
+    if (tensor != t.operands.front()) return false;
+  return true;
+}
+
 int find(std::vector<int>& parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
@@ -75,6 +84,7 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   const int no = static_cast<int>(g_.ops.size());
   adj_start_.assign(nv + 1, 0);
   std::vector<int8_t> table_creates_dims(g_.tables.size(), -1);  // per table, worked out once
+  std::vector<int8_t> table_elementwise(g_.tables.size(), -1);
   op_start_.assign(no + 1, 0);
   op_values_.clear();
   for (int o = 0; o < no; ++o) {
@@ -82,6 +92,9 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
     int8_t& creates = table_creates_dims[op.table];
     if (creates < 0) creates = creates_dims(g_.tables[op.table]);
     op.broadcast_like = creates;
+    int8_t& same = table_elementwise[op.table];
+    if (same < 0) same = same_dims_everywhere(g_.tables[op.table]);
+    op.elementwise = same && op.name != "data_flow_edge";
     for (int i = 0; i < op.num_tensors(); ++i) op_values_.push_back(op.tensor_value(i));
     op_start_[o + 1] = static_cast<int>(op_values_.size());
     // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
@@ -236,8 +249,8 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
       queued_[o] = 1;
       queue_.push_back(o);
     }
-  Projection p;
-  std::vector<int> changed;
+  Projection& p = projection_;
+  std::vector<int>& changed = changed_;
   const Level level = aggressive ? Level::kAggressive : Level::kBasic;
   std::size_t head = 0;
   while (head < queue_.size()) {

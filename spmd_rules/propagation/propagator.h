@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph.h"
+#include "projection.h"
 
 namespace spmd::prop {
 
@@ -45,6 +46,8 @@ class Propagator {
   void on_change(int v, int op, Level level, int priority, int step);
 
   Graph& g_;
+  Projection projection_;     // one op's, reused by every rule application
+  std::vector<int> changed_;  // the values one rule application changed
   // The hot per-round scans read these compact arrays, not the ops and shardings (which lie
   // scattered on the heap: on a 100k-op program every such read was a cache miss).
   std::vector<int> adj_start_, adj_;  // CSR: the ops around each value
