@@ -255,6 +255,7 @@ void spmdkit_bind_propagation(py::module_& m) {
                self.g.ops.resize(first);  // a bad entry adds nothing
                throw;
              }
+             self.g.check_new_ops();
            })
       .def("export_shardings",
            [](const PyGraph& self) {

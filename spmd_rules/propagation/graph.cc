@@ -104,7 +104,7 @@ void Graph::validate() const {
   }
   for (int v = 0; v < num_values(); ++v) check_axes(*this, v);
   std::vector<uint8_t> used;  // per factor of the op being checked
-  for (int o = 0; o < static_cast<int>(ops.size()); ++o) check_op(*this, o, used);
+  for (; ops_checked < static_cast<int>(ops.size()); ++ops_checked) check_op(*this, ops_checked, used);
   for (std::size_t gi = 0; gi < groups.size(); ++gi)
     for (int v : groups[gi]) {
       if (v < 0 || v >= num_values()) throw ValueError("sharding group " + std::to_string(gi) + ": no value " + std::to_string(v));
@@ -115,6 +115,15 @@ void Graph::validate() const {
 }
 
 void Graph::validate_sharding(int v) const { check_axes(*this, v); }
+
+void Graph::check_new_ops() const {
+  std::vector<uint8_t> used;
+  try {
+    for (; ops_checked < static_cast<int>(ops.size()); ++ops_checked) check_op(*this, ops_checked, used);
+  } catch (const ValueError&) {
+    // left for validate(), which reports it (a value added later may still make the op valid)
+  }
+}
 
 std::string Graph::sharding_to_string(int v) const {
   const TensorSharding& s = shardings[v];

@@ -72,6 +72,13 @@ struct Graph {
   void validate() const;
   // The sharding checks of validate() for value `v` alone (after its sharding changed).
   void validate_sharding(int v) const;
+  // Checks the ops added since the last check now, while they are in cache, so that validate()
+  // need not read them again; an op that fails is left for validate() to report.
+  void check_new_ops() const;
+  // Ops [0, ops_checked) passed validate()'s op checks. An op's check reads only what never
+  // changes once added (the op, its table, its values' shapes) and the counts of values and
+  // tables, which only grow, so a checked op stays valid.
+  mutable int ops_checked = 0;
   std::string sharding_to_string(int v) const;
 };
 
