@@ -260,8 +260,8 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
       queue_.erase(queue_.begin(), queue_.begin() + head);
       head = 0;
     }
-    if (!any_axes(o)) continue;
-    const Op& op = g_.ops[o];  // nothing to propagate yet (most ops in early rounds)
+    if (!any_axes(o)) continue;  // nothing to propagate yet (most ops in early rounds)
+    const Op& op = g_.ops[o];
     ++stats_.op_visits;
     if (!project(g_, op, threshold, dirs_[o], p)) continue;
     if (aggressive) propagate_aggressive(g_, op, p);
