@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <climits>
+#include <limits>
 #include <map>
 
 #include "errors.h"
@@ -54,6 +55,60 @@ const char* level_name(Level l) {
     default: return "none";
   }
 }
+
+// Readers for the batch calls (add_values, add_ops): a program's values and ops cross as lists
+// of int lists, one per value or op; pybind11's generic list casters cost about as much as the
+// propagation itself on a 100k-op program, so these read the Python lists directly.
+class FastSeq {
+ public:
+  FastSeq(py::handle obj, const char* what) : what_(what) {
+    seq_ = PySequence_Fast(obj.ptr(), "");
+    if (!seq_) {
+      PyErr_Clear();
+      throw TypeError(std::string(what) + " must be a list");
+    }
+  }
+  ~FastSeq() { Py_DECREF(seq_); }
+  FastSeq(const FastSeq&) = delete;
+  FastSeq& operator=(const FastSeq&) = delete;
+  std::size_t size() const { return static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq_)); }
+  PyObject* operator[](std::size_t i) const { return PySequence_Fast_GET_ITEM(seq_, static_cast<Py_ssize_t>(i)); }
+  int64_t int_at(std::size_t i) const {
+    PyObject* o = (*this)[i];
+    if (!PyLong_Check(o)) throw TypeError(std::string(what_) + ": entry " + std::to_string(i) + " is not an int");
+    const long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw ValueError(std::string(what_) + ": entry " + std::to_string(i) + " does not fit in 64 bits");
+    }
+    return v;
+  }
+  template <typename Int>
+  std::vector<Int> ints() const {
+    std::vector<Int> out(size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const int64_t v = int_at(i);
+      if (v < std::numeric_limits<Int>::min() || v > std::numeric_limits<Int>::max())
+        throw ValueError(std::string(what_) + ": entry " + std::to_string(i) + " is out of range");
+      out[i] = static_cast<Int>(v);
+    }
+    return out;
+  }
+  std::string str_at(std::size_t i) const {
+    PyObject* o = (*this)[i];
+    Py_ssize_t n = 0;
+    const char* c = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : nullptr;
+    if (!c) {
+      PyErr_Clear();
+      throw TypeError(std::string(what_) + ": entry " + std::to_string(i) + " is not a str");
+    }
+    return std::string(c, static_cast<std::size_t>(n));
+  }
+
+ private:
+  PyObject* seq_;
+  const char* what_;
+};
 
 struct PyGraph {
   Graph g;
@@ -138,39 +193,69 @@ void spmdkit_bind_propagation(py::module_& m) {
            })
       // Batch forms of add_value / add_op: one call per program instead of one per value or op.
       .def("add_values",
-           [](PyGraph& self, const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& shapes,
-              const std::vector<int>& meshes) {
-             if (names.size() != shapes.size() || meshes.size() != shapes.size())
-               throw ValueError("add_values: names, shapes and meshes differ in length");
+           [](PyGraph& self, py::handle names_in, py::handle shapes_in, py::handle meshes_in) {
+             // An empty name: an unnamed value, which the engine calls v<id>.
+             const FastSeq names(names_in, "add_values names"), shapes(shapes_in, "add_values shapes"),
+                 meshes(meshes_in, "add_values meshes");
+             const std::size_t n = shapes.size();
+             if (names.size() != n || meshes.size() != n) throw ValueError("add_values: names, shapes and meshes differ in length");
              const int first = self.g.num_values();
-             self.g.names.insert(self.g.names.end(), names.begin(), names.end());
-             self.g.shapes.insert(self.g.shapes.end(), shapes.begin(), shapes.end());
-             for (std::size_t i = 0; i < shapes.size(); ++i) {
-               TensorSharding s;
-               s.mesh = meshes[i];
-               s.dims.resize(shapes[i].size());
-               self.g.shardings.push_back(std::move(s));
+             self.g.names.reserve(first + n);
+             self.g.shapes.reserve(first + n);
+             self.g.shardings.reserve(first + n);
+             auto roll_back = [&] {  // a bad entry adds nothing
+               self.g.names.resize(first);
+               self.g.shapes.resize(first);
+               self.g.shardings.resize(first);
+             };
+             try {
+               for (std::size_t i = 0; i < n; ++i) {
+                 std::string name = names.str_at(i);
+                 if (name.empty()) name = "v" + std::to_string(first + i);
+                 std::vector<int64_t> shape = FastSeq(shapes[i], "add_values shape").ints<int64_t>();
+                 const int64_t mesh = meshes.int_at(i);
+                 if (mesh < INT_MIN || mesh > INT_MAX) throw ValueError("add_values: mesh id " + std::to_string(mesh) + " is out of range");
+                 TensorSharding s;
+                 s.mesh = static_cast<int>(mesh);
+                 s.dims.resize(shape.size());
+                 self.g.names.push_back(std::move(name));
+                 self.g.shapes.push_back(std::move(shape));
+                 self.g.shardings.push_back(std::move(s));
+               }
+             } catch (...) {
+               roll_back();
+               throw;
              }
              return first;
            })
       .def("add_ops",
-           [](PyGraph& self, const std::vector<std::string>& names, const std::vector<int>& tables,
-              std::vector<std::vector<int>> operands, std::vector<std::vector<int>> results, const std::vector<int>& flags) {
+           [](PyGraph& self, py::handle names_in, py::handle tables_in, py::handle operands_in, py::handle results_in,
+              py::handle flags_in) {
              // flags per op: bit 0 pass-through, bits 1-2 the allowed direction (0..3)
+             const FastSeq names(names_in, "add_ops names"), tables(tables_in, "add_ops tables"),
+                 operands(operands_in, "add_ops operands"), results(results_in, "add_ops results"), flags(flags_in, "add_ops flags");
              const std::size_t n = names.size();
              if (tables.size() != n || operands.size() != n || results.size() != n || flags.size() != n)
                throw ValueError("add_ops: names, tables, operands, results and flags differ in length");
-             self.g.ops.reserve(self.g.ops.size() + n);
-             for (std::size_t i = 0; i < n; ++i) {
-               Op op;
-               op.name = names[i];
-               op.table = tables[i];
-               op.operands = std::move(operands[i]);
-               op.results = std::move(results[i]);
-               op.pass_through = flags[i] & 1;
-               op.allowed = static_cast<Direction>((flags[i] >> 1) & 3);
-               self.g.ops.push_back(std::move(op));
+             const std::vector<int> table_ids = tables.ints<int>(), flag_bits = flags.ints<int>();
+             const std::size_t first = self.g.ops.size();
+             self.g.ops.reserve(first + n);
+             try {
+               for (std::size_t i = 0; i < n; ++i) {
+                 Op op;
+                 op.name = names.str_at(i);
+                 op.table = table_ids[i];
+                 op.operands = FastSeq(operands[i], "add_ops operands").ints<int>();
+                 op.results = FastSeq(results[i], "add_ops results").ints<int>();
+                 op.pass_through = flag_bits[i] & 1;
+                 op.allowed = static_cast<Direction>((flag_bits[i] >> 1) & 3);
+                 self.g.ops.push_back(std::move(op));
+               }
+             } catch (...) {
+               self.g.ops.resize(first);  // a bad entry adds nothing
+               throw;
              }
+             self.g.check_new_ops();
            })
       .def("export_shardings",
            [](const PyGraph& self) {
@@ -216,7 +301,7 @@ void spmdkit_bind_propagation(py::module_& m) {
               py::gil_scoped_release release;
               Propagator prop(self.g, self.provenance);
               st = prop.run({aggressive, op_priority, user_priority});
-              self.provenance = prop.provenance();
+              self.provenance = prop.take_provenance();
             }
             self.stats = st;
             return py::dict(py::arg("op_visits") = st.op_visits, py::arg("updates") = st.updates, py::arg("rounds") = st.rounds);

@@ -9,11 +9,6 @@ namespace {
 
 using Kind = FactorTable::Kind;
 
-struct Candidate {
-  AxisList axes;
-  int src = -1;  // the tensor whose axes these are
-};
-
 bool propagatable(const FactorTable& t, int f) { return t.kinds[f] != Kind::kNeedReplication && !t.blocked[f]; }
 
 // The axes every tensor holding factor f agrees with (shorter lists are prefixes of it); after
@@ -193,8 +188,10 @@ void propagate_basic(const Graph& g, const Op& op, Projection& p) {
 
 void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
   const FactorTable& table = g.tables[op.table];
-  std::vector<Candidate> cands(p.num_factors);
-  std::vector<int> order;
+  std::vector<Candidate>& cands = p.candidates;  // scratch kept in the projection: no allocation per call
+  std::vector<int>& order = p.order;
+  if (cands.size() < static_cast<std::size_t>(p.num_factors)) cands.resize(p.num_factors);
+  order.clear();
   for (int f = 0; f < p.num_factors; ++f) {
     if (!propagatable(table, f)) continue;
     cands[f] = compatible(p, f);
@@ -204,9 +201,7 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
   // An elementwise op (every tensor has the same dims and factors): Shardy takes the most
   // sharded candidate first (the tensors are all the same size, so size cannot choose). A
   // data-flow edge is not an elementwise op to Shardy: its candidates go by source order.
-  bool elementwise = !table.operands.empty() && op.name != "data_flow_edge";
-  for (const auto& t : table.results) elementwise = elementwise && t == table.operands.front();
-  for (const auto& t : table.operands) elementwise = elementwise && t == table.operands.front();
+  const bool elementwise = op.elementwise;
   auto sharded = [&](int f) {
     int64_t n = 1;
     for (const AxisRef& a : cands[f].axes) n *= a.size;

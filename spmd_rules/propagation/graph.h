@@ -39,6 +39,10 @@ struct Op {
   std::vector<int> operands, results;
   bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
   bool broadcast_like = false;    // has a factor that only results carry (set by the propagator)
+  // Every tensor has the same dims and factors, and the op is not a data-flow edge (Shardy's
+  // elementwise trait: aggressive propagation then takes the most sharded candidate first; set by
+  // the propagator).
+  bool elementwise = false;
   bool forward_early = false;     // a dynamic_slice: forward from op-priority step 0 (set by the propagator)
   bool multi_use_operands = false;  // an operand has several uses: no backward in step 0 (set by the propagator)
   bool multi_use_results = false;   // a result has several uses: no forward in step 0 (set by the propagator)
@@ -66,6 +70,15 @@ struct Graph {
   int64_t num_elements(int v) const;
   // Checks every id, rank, factor size and annotation; throws ValueError naming what is wrong.
   void validate() const;
+  // The sharding checks of validate() for value `v` alone (after its sharding changed).
+  void validate_sharding(int v) const;
+  // Checks the ops added since the last check now, while they are in cache, so that validate()
+  // need not read them again; an op that fails is left for validate() to report.
+  void check_new_ops() const;
+  // Ops [0, ops_checked) passed validate()'s op checks. An op's check reads only what never
+  // changes once added (the op, its table, its values' shapes) and the counts of values and
+  // tables, which only grow, so a checked op stays valid.
+  mutable int ops_checked = 0;
   std::string sharding_to_string(int v) const;
 };
 

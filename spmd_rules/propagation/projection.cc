@@ -26,7 +26,8 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
   const auto& dims = tensor_factors(table, op, i);
   AxisList queue;
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const DimSharding& ds = d < s.dims.size() ? s.dims[d] : DimSharding{};
+    static const DimSharding kUnsharded;
+    const DimSharding& ds = d < s.dims.size() ? s.dims[d] : kUnsharded;  // (a reference, not a copy)
     std::size_t qi = 0;
     queue = ds.axes;
     const bool hidden = ds.user && effective_priority(ds) > threshold;
@@ -89,13 +90,16 @@ bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Proje
     if (p.mesh >= 0 && m != p.mesh) return false;
     p.mesh = m;
   }
-  p.slots.resize(static_cast<std::size_t>(p.num_tensors) * p.num_factors);
-  for (FactorSlot& slot : p.slots) {  // reuse the slots' storage: this runs once per rule application
+  // Reuse the slots' storage (this runs once per rule application): grow only, clear what is used.
+  const std::size_t n = static_cast<std::size_t>(p.num_tensors) * p.num_factors;
+  if (p.slots.size() < n) p.slots.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    FactorSlot& slot = p.slots[k];
     slot.axes.clear();
     slot.present = slot.closed = slot.grew = false;
     slot.origin = kNoOrigin;
   }
-  p.reserved.resize(p.num_tensors);
+  if (p.reserved.size() < static_cast<std::size_t>(p.num_tensors)) p.reserved.resize(p.num_tensors);
   p.updatable.assign(p.num_tensors, 0);
   p.must_divide.assign(p.num_factors, 0);
   p.table = &table;

@@ -16,6 +16,12 @@ struct FactorSlot {
   int origin = kNoOrigin;
 };
 
+// A factor's axes that the tensors agree on, and the tensor they come from (aggressive propagation).
+struct Candidate {
+  AxisList axes;
+  int src = -1;  // the tensor whose axes these are
+};
+
 struct Projection {
   int num_tensors = 0, num_factors = 0;
   int mesh = -1;
@@ -24,6 +30,9 @@ struct Projection {
   std::vector<uint8_t> updatable;    // per tensor: bit 0, pass-through factors may write it; bit 1, the other factors
   const FactorTable* table = nullptr; // the op's table (its kinds: op priorities move pass-through factors first)
   std::vector<uint8_t> must_divide;  // per factor: it is not minor-most somewhere, so its axes must divide it
+  // scratch of propagate_aggressive, kept here so that a rule application allocates nothing
+  std::vector<Candidate> candidates;
+  std::vector<int> order;
   FactorSlot& at(int t, int f) { return slots[t * num_factors + f]; }
   const FactorSlot& at(int t, int f) const { return slots[t * num_factors + f]; }
 };

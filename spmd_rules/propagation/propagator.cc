@@ -26,6 +26,15 @@ bool creates_dims(const FactorTable& t) {
   return false;
 }
 
+bool same_dims_everywhere(const FactorTable& t) {
+  if (t.operands.empty()) return false;
+  for (const auto& tensor : t.results)
+    if (tensor != t.operands.front()) return false;
+  for (const auto& tensor : t.operands)
+    if (tensor != t.operands.front()) return false;
+  return true;
+}
+
 int find(std::vector<int>& parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
@@ -33,10 +42,15 @@ int find(std::vector<int>& parent, int x) {
 
 }  // namespace
 
-bool Propagator::any_axes(const Op& op) const {
-  for (int i = 0; i < op.num_tensors(); ++i)
-    for (const DimSharding& d : g_.shardings[op.tensor_value(i)].dims)
-      if (!d.axes.empty()) return true;
+bool has_dim_axes(const TensorSharding& s) {
+  for (const DimSharding& d : s.dims)
+    if (!d.axes.empty()) return true;
+  return false;
+}
+
+bool Propagator::any_axes(int o) const {
+  for (int k = op_start_[o]; k < op_start_[o + 1]; ++k)
+    if (has_axes_[op_values_[k]]) return true;
   return false;
 }
 
@@ -69,9 +83,20 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   const int nv = g_.num_values();
   const int no = static_cast<int>(g_.ops.size());
   adj_start_.assign(nv + 1, 0);
+  std::vector<int8_t> table_creates_dims(g_.tables.size(), -1);  // per table, worked out once
+  std::vector<int8_t> table_elementwise(g_.tables.size(), -1);
+  op_start_.assign(no + 1, 0);
+  op_values_.clear();
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
-    op.broadcast_like = creates_dims(g_.tables[op.table]);
+    int8_t& creates = table_creates_dims[op.table];
+    if (creates < 0) creates = creates_dims(g_.tables[op.table]);
+    op.broadcast_like = creates;
+    int8_t& same = table_elementwise[op.table];
+    if (same < 0) same = same_dims_everywhere(g_.tables[op.table]);
+    op.elementwise = same && op.name != "data_flow_edge";
+    for (int i = 0; i < op.num_tensors(); ++i) op_values_.push_back(op.tensor_value(i));
+    op_start_[o + 1] = static_cast<int>(op_values_.size());
     // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
     op.forward_early = !op.pass_through && (op.name == "stablehlo.dynamic_slice" || op.name == "jax.dynamic_slice");
     for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
@@ -108,6 +133,8 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   visits_[1].assign(no, Visit{});
   changed_at_.assign(nv, 0);
   unify_groups();
+  has_axes_.resize(nv);
+  for (int v = 0; v < nv; ++v) has_axes_[v] = has_dim_axes(g_.shardings[v]);
 }
 
 // Groups that share a value merge; then every member starts from one sharding: per dim the
@@ -163,22 +190,22 @@ void Propagator::unify_groups() {
         if (!uses_overlapping(u.replicated, a)) u.replicated.push_back(a);
     }
     for (int v : members) g_.shardings[v] = u;
-    g_.validate();  // the merged sharding must still use each axis once
+    for (int v : members) g_.validate_sharding(v);  // the merged sharding must still use each axis once
   }
 }
 
 bool Propagator::needs_visit(int o, bool aggressive, int64_t key) const {
   const Visit& last = visits_[aggressive][o];
   if (last.key != key) return true;
-  const Op& op = g_.ops[o];
-  for (int i = 0; i < op.num_tensors(); ++i)
-    if (changed_at_[op.tensor_value(i)] > last.stamp) return true;
+  for (int k = op_start_[o]; k < op_start_[o + 1]; ++k)
+    if (changed_at_[op_values_[k]] > last.stamp) return true;
   return false;
 }
 
 void Propagator::on_change(int v, int op, Level level, int priority, int step) {
   ++stats_.updates;
   changed_at_[v] = ++clock_;
+  has_axes_[v] = has_dim_axes(g_.shardings[v]);
   provenance_[v] = Provenance{op, level, priority, step, -1};
   auto enqueue_around = [&](int value) {
     for (int k = adj_start_[value]; k < adj_start_[value + 1]; ++k) {
@@ -207,6 +234,7 @@ void Propagator::on_change(int v, int op, Level level, int priority, int step) {
     if (!changed) continue;
     ++stats_.updates;
     changed_at_[w] = ++clock_;
+    has_axes_[w] = has_dim_axes(ws);
     provenance_[w] = Provenance{op, Level::kGroup, priority, step, gi};
     enqueue_around(w);
   }
@@ -221,8 +249,8 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
       queued_[o] = 1;
       queue_.push_back(o);
     }
-  Projection p;
-  std::vector<int> changed;
+  Projection& p = projection_;
+  std::vector<int>& changed = changed_;
   const Level level = aggressive ? Level::kAggressive : Level::kBasic;
   std::size_t head = 0;
   while (head < queue_.size()) {
@@ -232,8 +260,8 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
       queue_.erase(queue_.begin(), queue_.begin() + head);
       head = 0;
     }
+    if (!any_axes(o)) continue;  // nothing to propagate yet (most ops in early rounds)
     const Op& op = g_.ops[o];
-    if (!any_axes(op)) continue;  // nothing to propagate yet (most ops in early rounds)
     ++stats_.op_visits;
     if (!project(g_, op, threshold, dirs_[o], p)) continue;
     if (aggressive) propagate_aggressive(g_, op, p);

@@ -5,9 +5,11 @@
 // member's new sharding to every other member.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "graph.h"
+#include "projection.h"
 
 namespace spmd::prop {
 
@@ -35,15 +37,22 @@ class Propagator {
   explicit Propagator(Graph& g, std::vector<Provenance> previous = {});
   Stats run(const Options& options);
   const std::vector<Provenance>& provenance() const { return provenance_; }
+  std::vector<Provenance> take_provenance() { return std::move(provenance_); }
 
  private:
   void unify_groups();
-  bool any_axes(const Op& op) const;
+  bool any_axes(int o) const;
   void fixed_point(bool aggressive, int threshold, int priority, int step);
   void on_change(int v, int op, Level level, int priority, int step);
 
   Graph& g_;
+  Projection projection_;     // one op's, reused by every rule application
+  std::vector<int> changed_;  // the values one rule application changed
+  // The hot per-round scans read these compact arrays, not the ops and shardings (which lie
+  // scattered on the heap: on a 100k-op program every such read was a cache miss).
   std::vector<int> adj_start_, adj_;  // CSR: the ops around each value
+  std::vector<int> op_start_, op_values_;  // CSR: each op's tensor values (operands, then results)
+  std::vector<uint8_t> has_axes_;     // per value: some dim holds axes (they only grow during a run)
   std::vector<int> group_of_;         // per value: its sharding group or -1
   std::vector<Provenance> provenance_;
   std::vector<int> queue_;

@@ -2,8 +2,13 @@
 // per dim an axis list major->minor (whole axes or sub-axes), open or closed, a user priority, and
 // the annotation it came from; plus explicitly replicated axes. Axes are indices into a mesh.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "small_vector.h"
@@ -40,21 +45,108 @@ struct AxisRef {
 inline constexpr std::size_t kMaxAxes = 16;
 using AxisList = SmallVec<AxisRef, kMaxAxes>;
 
+// An axis list as a value's sharding stores it: a few axes in place, more (up to kMaxAxes) on the
+// heap. Every value of a program holds one per dim; an AxisList (kMaxAxes inline) there made a
+// 100k-op program's shardings ~90 MB, and each rule application a string of cache misses.
+class StoredAxes {
+ public:
+  static constexpr std::size_t kInline = 4;
+  StoredAxes() {}
+  StoredAxes(const AxisList& l) { assign(l.begin(), l.size()); }  // NOLINT: an AxisList converts
+  StoredAxes(const StoredAxes& o) { assign(o.begin(), o.size_); }
+  StoredAxes(StoredAxes&& o) noexcept { take(o); }
+  StoredAxes& operator=(const StoredAxes& o) {
+    if (this != &o) assign(o.begin(), o.size_);
+    return *this;
+  }
+  StoredAxes& operator=(StoredAxes&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  StoredAxes& operator=(const AxisList& l) {
+    assign(l.begin(), l.size());
+    return *this;
+  }
+  ~StoredAxes() { release(); }
+  operator AxisList() const { return AxisList(begin(), end()); }  // NOLINT: for the AxisList algorithms
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const AxisRef& operator[](std::size_t i) const { return begin()[i]; }
+  const AxisRef& back() const { return begin()[size_ - 1]; }
+  const AxisRef* begin() const { return heap_ ? u_.heap : std::launder(reinterpret_cast<const AxisRef*>(u_.inline_)); }
+  const AxisRef* end() const { return begin() + size_; }
+  void push_back(const AxisRef& a) {
+    AxisList l = *this;
+    l.push_back(a);  // the kMaxAxes limit
+    assign(l.begin(), l.size());
+  }
+  void clear() { assign(nullptr, 0); }
+
+  friend bool operator==(const StoredAxes& a, const StoredAxes& b) { return same(a, b.begin(), b.size()); }
+  friend bool operator==(const StoredAxes& a, const AxisList& b) { return same(a, b.begin(), b.size()); }
+  friend bool operator==(const AxisList& a, const StoredAxes& b) { return same(b, a.begin(), a.size()); }
+  friend bool operator!=(const StoredAxes& a, const StoredAxes& b) { return !(a == b); }
+  friend bool operator!=(const StoredAxes& a, const AxisList& b) { return !(a == b); }
+  friend bool operator!=(const AxisList& a, const StoredAxes& b) { return !(a == b); }
+
+ private:
+  static bool same(const StoredAxes& a, const AxisRef* b, std::size_t n) {
+    return a.size_ == n && std::equal(a.begin(), a.end(), b);
+  }
+  AxisRef* data() { return heap_ ? u_.heap : std::launder(reinterpret_cast<AxisRef*>(u_.inline_)); }
+  void assign(const AxisRef* src, std::size_t n) {
+    if (n > kMaxAxes) throw std::length_error("spmdkit: more than " + std::to_string(kMaxAxes) + " axes");
+    if (n > kInline && !heap_) {
+      u_.heap = static_cast<AxisRef*>(::operator new(kMaxAxes * sizeof(AxisRef)));
+      heap_ = true;
+    } else if (n <= kInline && heap_) {
+      AxisList keep(src, src + n);  // src may be our own heap
+      release();
+      return assign(keep.begin(), keep.size());
+    }
+    if (n) std::memmove(static_cast<void*>(data()), src, n * sizeof(AxisRef));
+    size_ = static_cast<uint8_t>(n);
+  }
+  void release() {
+    if (heap_) ::operator delete(u_.heap);
+    heap_ = false;
+    size_ = 0;
+  }
+  void take(StoredAxes& o) {
+    std::memcpy(static_cast<void*>(&u_), &o.u_, sizeof(u_));
+    size_ = o.size_;
+    heap_ = o.heap_;
+    o.heap_ = false;
+    o.size_ = 0;
+  }
+  union Storage {
+    alignas(AxisRef) unsigned char inline_[kInline * sizeof(AxisRef)];
+    AxisRef* heap;
+  } u_;
+  uint8_t size_ = 0;
+  bool heap_ = false;
+};
+static_assert(std::is_trivially_copyable<AxisRef>::value, "StoredAxes copies AxisRefs as bytes");
+
 inline constexpr int kNoPriority = -1;  // a dim the user did not give a priority: p0
 inline constexpr int kNoOrigin = -1;
 
 struct DimSharding {
-  AxisList axes;
+  StoredAxes axes;
   bool closed = false;
-  int priority = kNoPriority;  // only meaningful on user-annotated dims
   bool user = false;           // set by a user annotation (never overridden by propagation)
+  int priority = kNoPriority;  // only meaningful on user-annotated dims
   int origin = kNoOrigin;      // the value whose annotation these axes came from
 };
 
 struct TensorSharding {
   int mesh = -1;  // -1: not yet on a mesh (adopts the mesh of the op that first shards it)
   std::vector<DimSharding> dims;
-  AxisList replicated;  // explicitly replicated: never used by propagation
+  StoredAxes replicated;  // explicitly replicated: never used by propagation
 };
 
 struct Mesh {

@@ -153,12 +153,11 @@ class Graph:
         """value(shape) without an annotation, for a shape already known to be valid (a
         program's TensorType): the builder's fast path."""
         v = len(self._shapes)
-        name = name or f"v{v}"
         shape = list(shape)
         default = self._default_id
         if default is None:
             default = self._default_mesh_id()
-        self._value_names.append(name)
+        self._value_names.append(name)  # "" (unnamed): v<id>, see value_name
         self._shapes.append(shape)
         self._value_meshes.append(default)
         return v
@@ -184,7 +183,7 @@ class Graph:
         v = len(self._shapes)
         results = list(range(v, v + len(shapes)))
         for shape in shapes:
-            self._value_names.append(f"v{v}")
+            self._value_names.append("")  # unnamed: v<id> (value_name; the engine names it too)
             self._shapes.append(list(shape))
             self._value_meshes.append(default)
             v += 1
@@ -202,7 +201,6 @@ class Graph:
         if any(d < 0 for d in shape):
             raise ValueError(f"value {name!r}: negative dim in shape {shape}")
         v = len(self._shapes)
-        name = name or f"v{v}"
         mesh_id = -1
         if parsed is not None:
             mesh_id = parsed[0]
@@ -250,12 +248,12 @@ class Graph:
         return out
 
     def annotate(self, v: int, sharding: str, mesh: str | None = None) -> None:
-        parsed = self._parse(sharding, mesh, len(self._shapes[v]), f"value {self._value_names[v]!r}")
+        parsed = self._parse(sharding, mesh, len(self._shapes[v]), f"value {self.value_name(v)!r}")
         self._new_annotations.append((v, *_checked(parsed)))
 
     def annotate_sharded(self, v: int, sharding) -> None:
         """annotate() with a TensorSharding."""
-        parsed = self._structured(sharding, len(self._shapes[v]), f"value {self._value_names[v]!r}")
+        parsed = self._structured(sharding, len(self._shapes[v]), f"value {self.value_name(v)!r}")
         self._new_annotations.append((v, *_checked(parsed)))
 
     def shape(self, v: int):
@@ -332,20 +330,20 @@ class Graph:
             raise ValueError(f"{name}: rank {rank} is too large")
         for v in list(sources) + list(targets):
             if self._shapes[v] != self._shapes[(sources or targets)[0]]:
-                raise ValueError(f"{name}: value {self._value_names[v]!r} has shape {self._shapes[v]}, "
+                raise ValueError(f"{name}: value {self.value_name(v)!r} has shape {self._shapes[v]}, "
                                  f"the edge joins shape {self._shapes[(sources or targets)[0]]}")
         rule = ",".join([dims] * len(sources)) + "->" + ",".join([dims] * len(targets))
         return self.op(name, rule, sources, list(targets), pass_through=kw.pop("pass_through", True), **kw)
 
     def constraint(self, v: int, sharding: str, mesh: str | None = None) -> int:
         """sdy.sharding_constraint: a new value equal to `v` that must have `sharding`."""
-        out = self.value(self._shapes[v], sharding, name=f"constraint({self._value_names[v]})", mesh=mesh)
+        out = self.value(self._shapes[v], sharding, name=f"constraint({self.value_name(v)})", mesh=mesh)
         self._identity("sharding_constraint", [v], [out])
         return out
 
     def barrier(self, v: int, allowed: str = "none") -> int:
         """sdy.propagation_barrier: a new value equal to `v`; shardings cross only in `allowed`."""
-        out = self.value(self._shapes[v], name=f"barrier({self._value_names[v]})")
+        out = self.value(self._shapes[v], name=f"barrier({self.value_name(v)})")
         self._identity("propagation_barrier", [v], [out], allowed=allowed)
         return out
 
@@ -360,7 +358,7 @@ class Graph:
     def func_result(self, v: int, sharding: str | None = None, mesh: str | None = None) -> int:
         """A function result: its own sharding (the func's result attribute), joined to the
         returned value by an identity edge."""
-        name = f"result({self._value_names[v]})"
+        name = f"result({self.value_name(v)})"
         out = self.value(self._shapes[v], sharding, name=name, mesh=mesh) if sharding is None or \
             isinstance(sharding, str) else self.value_sharded(self._shapes[v], sharding, name=name)
         self._identity("func_result", [v], [out])
@@ -402,10 +400,10 @@ class Graph:
         args = []
         for n, (v, s) in enumerate(zip(operands, in_shardings)):
             what = f"manual_computation in_shardings[{n}]"
-            edge = self.value(self._shapes[v], s, name=f"in_sharding({self._value_names[v]})", mesh=mesh)
+            edge = self.value(self._shapes[v], s, name=f"in_sharding({self.value_name(v)})", mesh=mesh)
             self._identity("manual_computation.operand", [v], [edge])
             outer, inner, sizes, blocked, local = split(edge, s, what)
-            arg = self.value(local, name=f"body_arg({self._value_names[v]})", mesh=mesh)
+            arg = self.value(local, name=f"body_arg({self.value_name(v)})", mesh=mesh)
             self.op("manual_computation.enter", f"{outer}->{inner}", [edge], [arg], sizes=sizes, blocked=blocked,
                     pass_through=True, _manual=(mask, 0b10))
             args.append(arg)
@@ -422,11 +420,11 @@ class Graph:
                 for axis, _, size in axes:
                     if axis in manual:
                         lead[d] *= size
-            edge = self.value([e * m for e, m in zip(self._shapes[r], lead)], s, name=f"out_sharding({self._value_names[r]})", mesh=mesh)
+            edge = self.value([e * m for e, m in zip(self._shapes[r], lead)], s, name=f"out_sharding({self.value_name(r)})", mesh=mesh)
             outer, inner, sizes, blocked, _ = split(edge, s, what)
             self.op("manual_computation.exit", f"{inner}->{outer}", [r], [edge], sizes=sizes, blocked=blocked,
                     pass_through=True, _manual=(mask, 0b01))
-            res = self.value(self._shapes[edge], name=f"manual_computation.result({self._value_names[r]})", mesh=mesh)
+            res = self.value(self._shapes[edge], name=f"manual_computation.result({self.value_name(r)})", mesh=mesh)
             self._identity("manual_computation.result", [edge], [res])
             results.append(res)
         return results
@@ -472,12 +470,12 @@ class Graph:
         p = dict(self._g.provenance(v))
         p["op_name"] = self._op_names[p["op"]] if p["op"] >= 0 else None
         _, dims, _ = self._g.sharding(v)
-        p["origins"] = [self._value_names[d[4]] if d[4] >= 0 else None for d in dims]
+        p["origins"] = [self.value_name(d[4]) if d[4] >= 0 else None for d in dims]
         return p
 
     def explain(self, v: int) -> str:
         p = self.provenance(v)
-        name = self._value_names[v]
+        name = self.value_name(v)
         lines = [f"{name}: {self.sharding_full(v)}"]
         if p["level"] == "user":
             given = p["user_priority"]
@@ -498,7 +496,8 @@ class Graph:
         return "\n".join(lines)
 
     def value_name(self, v: int) -> str:
-        return self._value_names[v]
+        """The value's name: its own, or v<id> for an unnamed one (the engine's name for it)."""
+        return self._value_names[v] or f"v{v}"
 
     def rename_value(self, v: int, name: str) -> None:
         """Call value `v` `name` in explanations (a tool's labels, e.g. the file's SSA names)."""
