@@ -22,7 +22,7 @@ py::object id_of(PyObject* o) { return py::reinterpret_steal<py::object>(PyLong_
 struct Names {
   py::object name = py::str("name"), operands = py::str("operands"), results = py::str("results"),
              attrs = py::str("attrs"), type = py::str("type"), shape = py::str("shape"),
-             sharding = py::str("sharding");
+             sharding = py::str("sharding"), unnamed = py::str("");
 };
 
 // Takes ops[start:] while each is a plain factor-table op (see above); returns the index of the
@@ -132,7 +132,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
     for (py::ssize_t k = 0; k < n_out; ++k, ++vid) {
       PyObject* v = PyList_GET_ITEM(results.ptr(), k);
       py::object id = py::int_(vid);
-      append(value_names, py::str("v" + std::to_string(vid)).ptr());
+      append(value_names, n.unnamed.ptr());  // the engine and Graph.value_name call it v<id>
       py::object shape = attr(attr(v, n.type.ptr()).ptr(), n.shape.ptr());
       append(shapes, py::reinterpret_steal<py::object>(PySequence_List(shape.ptr())).ptr());
       append(value_meshes, default_mesh.ptr());
