@@ -108,6 +108,11 @@ class Op:
             raise ValueError(f"op '{self.name}' has {len(self.results)} results, expected one")
         return self.results[0]
 
+    def __getstate__(self):  # copies and pickles carry the location as text, not the importer's object
+        state = dict(self.__dict__)
+        state["_location"] = self.location
+        return state
+
     def walk(self) -> Iterator["Op"]:
         """This op, then every op nested in its regions, in order."""
         yield self
@@ -118,6 +123,24 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<Op {self.name} ({len(self.operands)} -> {len(self.results)})>"
+
+
+def _read_location(op: Op) -> Optional[str]:
+    where = op._location
+    if where is not None and type(where) is not str:
+        where = op._location = LOCATION_READERS.get(type(where), str)(where)
+    return where
+
+
+def _write_location(op: Op, where) -> None:
+    op._location = where
+
+
+# Op.location is text; an importer may store its own source-location object there instead, read
+# into text when first asked for (most ops' locations never are), by the reader registered here
+# for the object's type (else str()).
+LOCATION_READERS: dict = {}
+Op.location = property(_read_location, _write_location, doc="Where the op came from, in words, or None.")
 
 
 @dataclass(eq=False)

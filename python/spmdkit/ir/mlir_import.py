@@ -28,10 +28,39 @@ from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh, parse_sharding
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import DIRECTIONS, JAX_PREFIX, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value, paused_gc
+from .core import DIRECTIONS, JAX_PREFIX, LOCATION_READERS, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value, paused_gc
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 from .ssa_names import SsaNamer
+
+def location_text(loc) -> Optional[str]:
+    """Where an op came from, in words (from its MLIR location): "line 4, column 10" for the
+    parsed text, the name of a name location (what print_program(locations=True) writes),
+    else MLIR's own form."""
+    text = str(loc)
+    if text == "loc(unknown)":
+        return None
+    line, column = location_line_column(text)
+    if line is not None and text.startswith('loc("-":'):
+        return f"line {line}, column {column}"
+    if loc.typeid == ir.NameLoc.static_typeid and not text.endswith('"))'):  # a bare name
+        return loc.name_str
+    return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
+
+
+def _file_location_text(loc) -> Optional[str]:
+    """location_text of a file location; a line of the parsed text read without printing it."""
+    try:
+        if loc.filename == "-":
+            return f"line {loc.start_line}, column {loc.start_col}"
+    except (AttributeError, ValueError):
+        pass
+    return location_text(loc)
+
+
+for _kind in [ir.Location, *ir.Location.__subclasses__()]:
+    LOCATION_READERS[_kind] = location_text
+LOCATION_READERS[ir.FileLineColLoc] = _file_location_text
 
 # the printer's exact text of a sharding whose unreduced axes have reduce types Shardy's text lacks
 EXACT_SHARDING = "spmdkit.exact_sharding"
@@ -98,20 +127,6 @@ class _Importer:
     def fail(self, cls, message: str, operation, value: Optional[str] = None):
         line, column = location_line_column(operation.location)
         raise cls(message, line=line, column=column, op=operation.name, value=value, source=self.source)
-
-    def location(self, loc) -> Optional[str]:
-        """Where an op came from, in words (from its MLIR location): "line 4, column 10" for the
-        parsed text, the name of a name location (what print_program(locations=True) writes),
-        else MLIR's own form."""
-        text = str(loc)
-        if text == "loc(unknown)":
-            return None
-        line, column = location_line_column(text)
-        if line is not None and text.startswith('loc("-":'):
-            return f"line {line}, column {column}"
-        if loc.typeid == ir.NameLoc.static_typeid and not text.endswith('"))'):  # a bare name
-            return loc.name_str
-        return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
 
     # -- module, meshes, functions --------------------------------------------------------
     def module(self, module) -> Program:
@@ -242,12 +257,7 @@ class _Importer:
         except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
             i = next(i for i, v in enumerate(operation.operands) if v not in values)
             self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
-        loc = operation.location
-        try:  # the common case, a line of the parsed text, read without printing the location
-            location = f"line {loc.start_line}, column {loc.start_col}" if loc.filename == "-" else self.location(loc)
-        except (AttributeError, ValueError):  # not a file location
-            location = self.location(loc)
-        op = Op(name, operands, location=location)
+        op = Op(name, operands, location=operation.location)  # read into text when asked for (core.LOCATION_READERS)
         types = self.types
         results = op.results
         for i, r in enumerate(operation.results):
