@@ -26,6 +26,14 @@ class ProgramMesh:
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
         self.shapes_checked: set = set()  # (shape, Layout) that divide evenly (check_shape passed)
+        # one object per distinct Layout (kept alive here, so that keys may hold ids), and
+        # partition_op's answers by situation (see _Partitioner.situation)
+        self.canonicals: dict = {}
+        self.outcomes: dict = {}
+
+    def canonical(self, layout: Layout) -> Layout:
+        """The one object of this partition equal to `layout`."""
+        return self.canonicals.setdefault(layout, layout)
 
     @property
     def process_mesh(self):
@@ -70,7 +78,7 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=N
     hit = pm.layouts.get(key)
     if hit is not None:
         return hit[1]
-    layout = _layout_of_sharding(sharding, rank, pm, where, shape)
+    layout = pm.canonical(_layout_of_sharding(sharding, rank, pm, where, shape))
     pm.layouts[key] = (sharding, layout)
     return layout
 

@@ -27,7 +27,7 @@ from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicate
 from .localize import localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
-from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
+from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
 
 CALL_OPS = frozenset({"func.call", "call"})
 # ops linear in every operand together: a sum of partial sums is a partial sum
@@ -39,6 +39,8 @@ LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expa
 # partial update into a partial array gives the partial array (a scan's stacked gradients)
 UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 PARTIAL_KEEPING_OPS = SUM_OPS | LINEAR_OPS | UPDATE_OPS  # the ops keep_sums_partial looks at
+# ops partition_op places by a path of their own, not by their rule (never looked up in pm.outcomes)
+_OWN_PATH_OPS = SOURCE_OPS | IDENTITY_OPS
 
 
 def itemsize(value) -> int:
@@ -155,7 +157,7 @@ class _Partitioner:
 
     def define(self, value, layout: Layout) -> None:
         self.local.add(id(value))
-        self.versions[id(value)] = [layout]
+        self.versions[id(value)] = [self.pm.canonical(layout)]
 
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
@@ -182,13 +184,22 @@ class _Partitioner:
         return self.versions[id(value)][0]
 
     def partition_op(self, op) -> None:
-        if op.name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
+        name = op.name
+        situation = None
+        if name not in _OWN_PATH_OPS and op.operands:
+            situation = self.situation(op)
+            if situation is not None:
+                hit = self.pm.outcomes.get(situation)
+                if hit is not None:  # an op like one before, in the same situation: its answer
+                    self.replay(op, *hit)
+                    return
+        if name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
             layout = layout_of_value(op.result, self.pm)
             operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
-        elif op.name in SOURCE_OPS or not op.operands:
+        elif name in SOURCE_OPS or not op.operands:
             # no inputs (a constant, cond's `empty2` placeholders): every device computes it whole
             operands, results = [], [replicated(v.type.rank) for v in op.results]
-        elif op.name in IDENTITY_OPS:
+        elif name in IDENTITY_OPS:
             v = op.operands[0]
             steer = op.attrs.get("sharding", op.result.sharding)  # a constraint's (reshard's) sharding: its attribute
             target = (layout_of_sharding(steer, v.type.rank, self.pm, value_name(v)) if steer is not None
@@ -201,20 +212,62 @@ class _Partitioner:
                 operands, results = op_layouts(op, desired, self.pm)
             else:  # propagation's placement, or a cheaper one (see choice.py)
                 operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
-            if op.name in PARTIAL_KEEPING_OPS:
+            if name in PARTIAL_KEEPING_OPS:
                 operands, results = self.keep_sums_partial(op, operands, results)
+        canonical = self.pm.canonical
+        operands, results = [canonical(l) for l in operands], [canonical(l) for l in results]
         versions = self.versions
         for v, layout in zip(op.operands, operands):
             have = versions.get(id(v))
             if have is None or layout not in have:  # else need() has nothing to do
-                self.need(v, layout, f"op '{op.name}'")
+                self.need(v, layout, f"op '{name}'")
         checked = self.pm.shapes_checked
         for v, layout in zip(op.results, results):
             key = (v.type.shape, layout)
             if key not in checked:
-                self.check_shape(v, layout, f"result of '{op.name}'")
+                self.check_shape(v, layout, f"result of '{name}'")
                 checked.add(key)
             self.define(v, layout)
+        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+        if situation is not None:
+            self.pm.outcomes[situation] = (tuple(operands), tuple(results))
+
+    def situation(self, op):
+        """What a rule op's layouts depend on, as a key of small ints (None: not keyed): its
+        signature, each operand's annotation and available layouts (canonical objects, by id), the
+        results' annotations, whether its region runs whole, and, for a linear op, whether its
+        operand has other readers (keep_sums_partial). The layers of a model repeat situations:
+        an op in a situation met before takes that answer (ops of one signature in the same
+        layouts get the same answer from every step partition_op takes)."""
+        pm, versions = self.pm, self.versions
+        sig = signature_of(op, pm)
+        if sig is None:
+            return None
+        key = [sig]
+        append = key.append
+        for v in op.operands:
+            have = versions.get(id(v))
+            if have is None:  # not defined yet: partition_op's own path says so
+                return None
+            append(0 if v.sharding is None else id(layout_of_value(v, pm)))
+            append(id(have[0]) if len(have) == 1 else tuple(map(id, have)))
+        for r in op.results:
+            append(0 if r.sharding is None else id(layout_of_value(r, pm)))
+        append(self.regions.whole(op, versions, self.price))
+        append(op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1)
+        return tuple(key)
+
+    def replay(self, op, operands, results) -> None:
+        """partition_op's last steps for an answer met before (its result shapes checked then)."""
+        versions = self.versions
+        for v, layout in zip(op.operands, operands):
+            if layout not in versions[id(v)]:
+                self.need(v, layout, f"op '{op.name}'")
+        local = self.local
+        for v, layout in zip(op.results, results):
+            local.add(id(v))
+            versions[id(v)] = [layout]
+        operands, results = list(operands), list(results)
         self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
     def keep_sums_partial(self, op, operands, results):
@@ -280,7 +333,7 @@ class _Partitioner:
             if best is None or (plan.cost_us, len(plan.steps)) < (best[1].cost_us, len(best[1].steps)):
                 best = (source, plan)
         owner.steps.append(Reshard(value, best[0], target, best[1], reason))
-        have.append(target)
+        have.append(self.pm.canonical(target))
 
     def price(self, value, source: Layout, target: Layout) -> float:
         """The modeled cost (us) of resharding `value` from `source` to `target`."""
