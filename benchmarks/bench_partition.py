@@ -5,10 +5,11 @@ count once, then times `spmdkit.partition.partition` of it (best of N, wall ms) 
 `spmdkit.propagate` of a fresh import (the stage the issue compares it with).
 
     PYTHONPATH=python python benchmarks/bench_partition.py [--stages 4 24] [--repeat 5]
-        [--profile N] [--digest]
+        [--profile N] [--digest] [--cpu]
     --profile N: cProfile of partition on the N-layer step (SORT=tottime|cumtime, ROWS=30)
     --digest: print a hash of each partitioned program (every step, layout, attribute and reshard
               plan) to check that a change to the partitioner leaves its plans byte-identical
+    --cpu: CPU time of this process instead of wall time (steadier on a shared machine)
 """
 from __future__ import annotations
 
@@ -82,7 +83,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", type=int, default=0)
     ap.add_argument("--digest", action="store_true")
+    ap.add_argument("--cpu", action="store_true")
     args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     import spmdkit
     from spmdkit.partition import partition
     if args.profile:
@@ -97,7 +100,8 @@ def main() -> None:
         stats = pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime"))
         stats.print_stats(int(os.environ.get("ROWS", "30")))
         return
-    print(f"partition alone, best of {args.repeat}, wall ms (propagate: of a fresh import, alternating)")
+    unit = "CPU" if args.cpu else "wall"
+    print(f"partition alone, best of {args.repeat}, {unit} ms (propagate: of a fresh import, alternating)")
     print(f"{'layers':>6} {'ops':>6} | {'propagate':>9} {'partition':>9} | partition/propagate | digest")
     for layers in args.stages:
         fresh, program = propagated(layers)
@@ -105,13 +109,13 @@ def main() -> None:
         prop, part, parted = [], [], None
         for _ in range(args.repeat):
             other = fresh()
-            t = time.perf_counter()
+            t = clock()
             spmdkit.propagate(other)
-            prop.append(time.perf_counter() - t)
+            prop.append(clock() - t)
             del other
-            t = time.perf_counter()
+            t = clock()
             parted = partition(program)
-            part.append(time.perf_counter() - t)
+            part.append(clock() - t)
         p, q = min(prop) * 1e3, min(part) * 1e3
         mark = digest(parted) if args.digest else "-"
         print(f"{layers:>6} {n_ops:>6} | {p:>9.1f} {q:>9.1f} | {q / p:>19.2f} | {mark}", flush=True)

@@ -24,7 +24,7 @@ from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
-from .localize import localize
+from .localize import LOCALIZERS, localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
@@ -62,20 +62,21 @@ def check_function(fn, control_flow: bool = False) -> None:
         if is_opaque(a.type):
             raise PartitionError(f"type {a.type} is not partitioned (static ranked tensors only)",
                                  op="func.func", value=f"%arg{i}")
-    for op in fn.walk():
-        for r in op.results:
-            if is_opaque(r.type):
-                raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
-                                     op=op.name, value=value_name(r))
-        if op.name in CALL_OPS:
-            raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
-                                 "(or import_jax(..., inline_calls=True))", op=op.name)
-        if op.regions and not control_flow:
-            raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
-                                 "strategy='propagate'); completion handles flat functions only", op=op.name)
-        if op.regions and op.name not in CONTROL_FLOW_OPS:
-            raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
-                                 f"partitioned", op=op.name)
+    for top in fn.body.ops:
+        for op in (top.walk() if top.regions else (top,)):  # each op, then those nested in it
+            for r in op.results:
+                if is_opaque(r.type):
+                    raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
+                                         op=op.name, value=value_name(r))
+            if op.name in CALL_OPS:
+                raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
+                                     "(or import_jax(..., inline_calls=True))", op=op.name)
+            if op.regions and not control_flow:
+                raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
+                                     "strategy='propagate'); completion handles flat functions only", op=op.name)
+            if op.regions and op.name not in CONTROL_FLOW_OPS:
+                raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
+                                     f"partitioned", op=op.name)
 
 
 class _BlockView:
@@ -161,11 +162,12 @@ class _Partitioner:
 
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
-        self.uses: dict[int, int] = {}  # id(value) -> operands reading it in this block and its regions
+        self.uses = uses = {}  # id(value) -> operands reading it in this block and its regions
+        get = uses.get
         for op in block.ops:
-            for o in op.walk():
+            for o in (op.walk() if op.regions else (op,)):
                 for v in o.operands:
-                    self.uses[id(v)] = self.uses.get(id(v), 0) + 1
+                    uses[id(v)] = get(id(v), 0) + 1
         for op in block.ops:
             if op.is_terminator:
                 return op
@@ -185,14 +187,24 @@ class _Partitioner:
 
     def partition_op(self, op) -> None:
         name = op.name
-        situation = None
-        if name not in _OWN_PATH_OPS and op.operands:
-            situation = self.situation(op)
-            if situation is not None:
-                hit = self.pm.outcomes.get(situation)
-                if hit is not None:  # an op like one before, in the same situation: its answer
-                    self.replay(op, *hit)
-                    return
+        situation = self.situation(op) if op.operands and name not in _OWN_PATH_OPS else None
+        if situation is not None:
+            hit = self.pm.outcomes.get(situation)
+            if hit is not None:  # an op like one before, in the same situation: that answer
+                operands, results = hit
+                versions = self.versions
+                for v, layout in zip(op.operands, operands):
+                    if layout not in versions[id(v)]:
+                        self.need(v, layout, f"op '{name}'")
+                local = self.local
+                for v, layout in zip(op.results, results):  # their shapes were checked then
+                    local.add(id(v))
+                    versions[id(v)] = [layout]
+                operands, results = list(operands), list(results)
+                fix = LOCALIZERS.get(name)
+                attrs = dict(op.attrs) if fix is None else localize(op, operands, results, self.pm)
+                self.steps.append(LocalOp(op, attrs, operands, results))
+                return
         if name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
             layout = layout_of_value(op.result, self.pm)
             operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
@@ -239,36 +251,42 @@ class _Partitioner:
         operand has other readers (keep_sums_partial). The layers of a model repeat situations:
         an op in a situation met before takes that answer (ops of one signature in the same
         layouts get the same answer from every step partition_op takes)."""
-        pm, versions = self.pm, self.versions
-        sig = signature_of(op, pm)
+        pm, versions, name = self.pm, self.versions, op.name
+        hit = pm.signatures.get(id(op))
+        sig = hit[1] if hit is not None else signature_of(op, pm)
         if sig is None:
             return None
+        annotations = pm.annotations
         key = [sig]
         append = key.append
         for v in op.operands:
             have = versions.get(id(v))
             if have is None:  # not defined yet: partition_op's own path says so
                 return None
-            append(0 if v.sharding is None else id(layout_of_value(v, pm)))
+            s = v.sharding
+            if s is None:
+                append(0)
+            else:
+                a = annotations.get((id(s), id(v.type)))
+                append(a[2] if a is not None else self.annotation(v))
             append(id(have[0]) if len(have) == 1 else tuple(map(id, have)))
-        for r in op.results:
-            append(0 if r.sharding is None else id(layout_of_value(r, pm)))
+        for v in op.results:
+            s = v.sharding
+            if s is None:
+                append(0)
+            else:
+                a = annotations.get((id(s), id(v.type)))
+                append(a[2] if a is not None else self.annotation(v))
         append(self.regions.whole(op, versions, self.price))
-        append(op.name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1)
+        append(name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1)
         return tuple(key)
 
-    def replay(self, op, operands, results) -> None:
-        """partition_op's last steps for an answer met before (its result shapes checked then)."""
-        versions = self.versions
-        for v, layout in zip(op.operands, operands):
-            if layout not in versions[id(v)]:
-                self.need(v, layout, f"op '{op.name}'")
-        local = self.local
-        for v, layout in zip(op.results, results):
-            local.add(id(v))
-            versions[id(v)] = [layout]
-        operands, results = list(operands), list(results)
-        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+    def annotation(self, value) -> int:
+        """id of the value's annotated layout (canonical), memoized by sharding and type objects
+        (kept in the memo, so that their ids stay theirs)."""
+        layout = layout_of_value(value, self.pm)
+        self.pm.annotations[(id(value.sharding), id(value.type))] = (value.sharding, value.type, id(layout))
+        return id(layout)
 
     def keep_sums_partial(self, op, operands, results):
         """A sum of values that are all sum-partial over the same axes is itself partial: add them
@@ -337,13 +355,23 @@ class _Partitioner:
 
     def price(self, value, source: Layout, target: Layout) -> float:
         """The modeled cost (us) of resharding `value` from `source` to `target`."""
-        if source == target:
+        if source is target:
             return 0.0
-        try:
-            return plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
-                                sub_axes=False).cost_us
-        except ReshardError:
-            return float("inf")
+        # priced once per shape, dtype and the two layout objects (kept in the memo, so their ids stay theirs)
+        key = (value.type.shape, value.type.dtype, id(source), id(target))
+        hit = self.pm.prices.get(key)
+        if hit is not None:
+            return hit[2]
+        if source == target:
+            cost = 0.0
+        else:
+            try:
+                cost = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
+                                    sub_axes=False).cost_us
+            except ReshardError:
+                cost = float("inf")
+        self.pm.prices[key] = (source, target, cost)
+        return cost
 
     def check_shape(self, value, layout: Layout, what: str) -> None:
         for d, axes in enumerate(layout.dims):

@@ -22,15 +22,23 @@ from .rules import factor_table, signature_of
 def _is_elementwise(op, pm) -> bool:
     """Whether the op's rule maps every non-scalar tensor to the same pass-through factors (read
     from the registry's factor table, so a new elementwise rule needs no entry here)."""
-    if not op.results or op.regions or not op.results[0].type.rank:
+    results = op.results
+    if not results or op.regions:
         return False
-    shape = op.results[0].type.shape
-    if any(v.type.shape != shape for v in op.results) or any(v.type.rank and v.type.shape != shape for v in op.operands):
+    shape = results[0].type.shape
+    if not shape:  # rank 0
         return False
+    for v in results:
+        if v.type.shape != shape:
+            return False
+    for v in op.operands:
+        other = v.type.shape
+        if other and other != shape:
+            return False
     sig = signature_of(op, pm)  # ops of one signature have one table: read it once
-    key = ("elementwise", sig)
-    if sig is not None and key in pm.answers:
-        return pm.answers[key]
+    known = pm.elementwise
+    if sig is not None and sig in known:
+        return known[sig]
     try:
         table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
     except Exception:  # no rule, or one without a factor table: not a region op
@@ -39,7 +47,7 @@ def _is_elementwise(op, pm) -> bool:
         tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
         answer = all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
     if sig is not None:
-        pm.answers[key] = answer
+        known[sig] = answer
     return answer
 
 
@@ -66,13 +74,18 @@ class Regions:
         members: dict[int, list] = {}
         for op in ops:
             members.setdefault(find(id(op)), []).append(op)
-        users: dict[int, list] = {}  # id(value) -> [(op, operand index)]
+        ret = fn.body.terminator
+        # id(value) -> [(op, operand index)]: the readers of the values the regions produce, and the
+        # function results a value is (all a region looks up)
+        users: dict[int, list] = {k: [] for k in producer}
+        users.update({id(v): [] for v in ret.operands} if ret is not None else {})
         for op in fn.body.ops:
             for i, v in enumerate(op.operands):
-                users.setdefault(id(v), []).append((op, i))
+                readers = users.get(id(v))
+                if readers is not None:
+                    readers.append((op, i))
         self.region_of = {}
         self.regions = []
-        ret = fn.body.terminator
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         for group in members.values():
             region = _Region(group, ret, declared, pm, users)
@@ -92,17 +105,33 @@ class Regions:
         return self.decided[k]
 
 
+_MIXED = object()  # a region whose values have more than one layout
+
+
 class _Region:
     def __init__(self, ops, ret, declared, pm, users):
         inside = {id(r) for op in ops for r in op.results}
-        self.inputs = [v for v in dict.fromkeys(v for op in ops for v in op.operands)
-                       if id(v) not in inside and v.type.rank > 0]
-        layouts = {layout_of_value(r, pm) if r.sharding is not None else None for op in ops for r in op.results}
-        split = next(iter(layouts)) if len(layouts) == 1 else None
+        self.inputs, seen = [], set()
+        for op in ops:
+            for v in op.operands:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    if id(v) not in inside and v.type.shape:  # rank > 0
+                        self.inputs.append(v)
+        # one layout over every value (layout_of_value's are canonical: equal ones are one object)
+        split, first = None, True
+        for op in ops:
+            for r in op.results:
+                layout = layout_of_value(r, pm) if r.sharding is not None else None
+                if first:
+                    split, first = layout, False
+                elif layout is not split:
+                    split = _MIXED
         # a split region only: one layout over every value, not the replicated one
-        self.split = split if split is not None and any(split.dims) and not split.partial else None
+        self.split = split if split is not None and split is not _MIXED and any(split.dims) and not split.partial \
+            else None
         rank = ops[0].results[0].type.rank
-        self.whole_layout = replicated(rank)
+        self.whole_layout = pm.canonical(replicated(rank))
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
         self.outputs = []
