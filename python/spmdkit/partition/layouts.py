@@ -26,17 +26,25 @@ class ProgramMesh:
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
-        self.shapes_checked: set = set()  # (shape, Layout) that divide evenly (check_shape passed)
+        self.shapes_checked: set = set()  # (shape, id(canonical Layout)) that divide evenly (check_shape passed)
         # one object per distinct Layout (kept alive here, so that keys may hold ids), and
         # partition_op's answers by situation (see _Partitioner.situation)
         self.canonicals: dict = {}
         self.outcomes: dict = {}
+        self.wholes: dict = {}  # rank -> canonical replicated Layout
         self.annotations: dict = {}  # (id(sharding), id(type)) -> (sharding, type, id(its canonical Layout))
         self.prices: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, modeled us)
 
     def canonical(self, layout: Layout) -> Layout:
         """The one object of this partition equal to `layout`."""
         return self.canonicals.setdefault(layout, layout)
+
+    def whole(self, rank: int) -> Layout:
+        """The canonical replicated layout of a rank-`rank` value."""
+        layout = self.wholes.get(rank)
+        if layout is None:
+            layout = self.wholes[rank] = self.canonical(replicated(rank))
+        return layout
 
     @property
     def process_mesh(self):

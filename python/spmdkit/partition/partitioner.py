@@ -17,7 +17,7 @@ import re
 from contextlib import contextmanager
 from functools import lru_cache
 
-from ..ir.core import paused_gc
+from ..ir.core import TERMINATORS, paused_gc
 from ..ir.types import is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
@@ -169,7 +169,7 @@ class _Partitioner:
                 for v in o.operands:
                     uses[id(v)] = get(id(v), 0) + 1
         for op in block.ops:
-            if op.is_terminator:
+            if op.name in TERMINATORS:
                 return op
             if op.regions:
                 self.steps.append(partition_control_flow(self, op))
@@ -186,63 +186,66 @@ class _Partitioner:
         return self.versions[id(value)][0]
 
     def partition_op(self, op) -> None:
-        name = op.name
+        name, pm = op.name, self.pm
         situation = self.situation(op) if op.operands and name not in _OWN_PATH_OPS else None
         if situation is not None:
-            hit = self.pm.outcomes.get(situation)
+            hit = pm.outcomes.get(situation)
             if hit is not None:  # an op like one before, in the same situation: that answer
                 operands, results = hit
                 versions = self.versions
                 for v, layout in zip(op.operands, operands):
                     if layout not in versions[id(v)]:
                         self.need(v, layout, f"op '{name}'")
-                local = self.local
-                for v, layout in zip(op.results, results):  # their shapes were checked then
-                    local.add(id(v))
-                    versions[id(v)] = [layout]
-                operands, results = list(operands), list(results)
-                fix = LOCALIZERS.get(name)
-                attrs = dict(op.attrs) if fix is None else localize(op, operands, results, self.pm)
-                self.steps.append(LocalOp(op, attrs, operands, results))
+                self.place(op, operands, results)  # their shapes were checked then
                 return
         if name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
-            layout = layout_of_value(op.result, self.pm)
-            operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
+            layout = layout_of_value(op.result, pm)
+            operands, results = [], [Layout.make(pm.spec, layout.dims)]
         elif name in SOURCE_OPS or not op.operands:
             # no inputs (a constant, cond's `empty2` placeholders): every device computes it whole
-            operands, results = [], [replicated(v.type.rank) for v in op.results]
+            # (a whole layout divides any shape: nothing to check)
+            self.place(op, (), [pm.whole(v.type.rank) for v in op.results])
+            return
         elif name in IDENTITY_OPS:
             v = op.operands[0]
             steer = op.attrs.get("sharding", op.result.sharding)  # a constraint's (reshard's) sharding: its attribute
-            target = (layout_of_sharding(steer, v.type.rank, self.pm, value_name(v)) if steer is not None
+            target = (layout_of_sharding(steer, v.type.rank, pm, value_name(v)) if steer is not None
                       else self.desired(v))
             operands, results = [target], [target]
         else:
             desired = {id(v): self.desired(v) for v in op.operands}
             if self.regions.whole(op, self.versions, self.price):  # see regions.py
                 desired.update({id(v): replicated(v.type.rank) for v in op.operands})
-                operands, results = op_layouts(op, desired, self.pm)
+                operands, results = op_layouts(op, desired, pm)
             else:  # propagation's placement, or a cheaper one (see choice.py)
-                operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
+                operands, results = choose_layouts(op, desired, self.versions, self.price, pm)
             if name in PARTIAL_KEEPING_OPS:
                 operands, results = self.keep_sums_partial(op, operands, results)
-        canonical = self.pm.canonical
-        operands, results = [canonical(l) for l in operands], [canonical(l) for l in results]
+        canonical = pm.canonical
+        operands, results = tuple([canonical(l) for l in operands]), tuple([canonical(l) for l in results])
         versions = self.versions
         for v, layout in zip(op.operands, operands):
             have = versions.get(id(v))
             if have is None or layout not in have:  # else need() has nothing to do
                 self.need(v, layout, f"op '{name}'")
-        checked = self.pm.shapes_checked
+        checked = pm.shapes_checked
         for v, layout in zip(op.results, results):
-            key = (v.type.shape, layout)
+            key = (v.type.shape, id(layout))  # canonical layouts: alive in pm.canonicals
             if key not in checked:
                 self.check_shape(v, layout, f"result of '{name}'")
                 checked.add(key)
-            self.define(v, layout)
-        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
         if situation is not None:
-            self.pm.outcomes[situation] = (tuple(operands), tuple(results))
+            pm.outcomes[situation] = (operands, results)
+        self.place(op, operands, results)
+
+    def place(self, op, operands, results) -> None:
+        """Define the op's results in `results` (canonical layouts) and add its local step."""
+        versions, local = self.versions, self.local
+        for v, layout in zip(op.results, results):
+            local.add(id(v))
+            versions[id(v)] = [layout]
+        operands, results = list(operands), list(results)
+        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
     def situation(self, op):
         """What a rule op's layouts depend on, as a key of small ints (None: not keyed): its
