@@ -34,6 +34,8 @@ class ProgramMesh:
         self.wholes: dict = {}  # rank -> canonical replicated Layout
         self.annotations: dict = {}  # (id(sharding), id(type)) -> (sharding, type, id(its canonical Layout))
         self.prices: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, modeled us)
+        self.plans: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, reshard Plan)
+        self.local_shapes: dict = {}  # (id(layout), shape) -> (layout, local shape)
 
     def canonical(self, layout: Layout) -> Layout:
         """The one object of this partition equal to `layout`."""

@@ -346,8 +346,7 @@ class _Partitioner:
         best = None
         for source in have:
             try:
-                plan = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
-                                    sub_axes=False)
+                plan = self.plan(value, source, target)
             except ReshardError as e:
                 raise PartitionError(f"cannot reshard {source} -> {target} for {reason}: {e}",
                                      value=value_name(value)) from None
@@ -360,21 +359,28 @@ class _Partitioner:
         """The modeled cost (us) of resharding `value` from `source` to `target`."""
         if source is target:
             return 0.0
-        # priced once per shape, dtype and the two layout objects (kept in the memo, so their ids stay theirs)
-        key = (value.type.shape, value.type.dtype, id(source), id(target))
+        key = (value.type.shape, value.type.dtype, id(source), id(target))  # as plan's memo
         hit = self.pm.prices.get(key)
         if hit is not None:
             return hit[2]
-        if source == target:
-            cost = 0.0
-        else:
-            try:
-                cost = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
-                                    sub_axes=False).cost_us
-            except ReshardError:
-                cost = float("inf")
+        try:
+            cost = 0.0 if source == target else self.plan(value, source, target).cost_us
+        except ReshardError:
+            cost = float("inf")
         self.pm.prices[key] = (source, target, cost)
         return cost
+
+    def plan(self, value, source: Layout, target: Layout):
+        """The reshard planner's plan for `value` from `source` to `target` (ReshardError if none),
+        asked once per shape, dtype and the two layout objects (kept in the memo, so that their
+        ids stay theirs)."""
+        key = (value.type.shape, value.type.dtype, id(source), id(target))
+        hit = self.pm.plans.get(key)
+        if hit is not None:
+            return hit[2]
+        plan = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost, sub_axes=False)
+        self.pm.plans[key] = (source, target, plan)
+        return plan
 
     def check_shape(self, value, layout: Layout, what: str) -> None:
         for d, axes in enumerate(layout.dims):

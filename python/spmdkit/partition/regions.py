@@ -69,7 +69,7 @@ class Regions:
         for op in ops:  # an elementwise op joins the region of each elementwise producer it reads
             for v in op.operands:
                 p = producer.get(id(v))
-                if p is not None and v.type.rank > 0:
+                if p is not None and v.type.shape:  # rank > 0
                     parent[find(id(op))] = find(id(p))
         members: dict[int, list] = {}
         for op in ops:
@@ -78,12 +78,16 @@ class Regions:
         # id(value) -> [(op, operand index)]: the readers of the values the regions produce, and the
         # function results a value is (all a region looks up)
         users: dict[int, list] = {k: [] for k in producer}
-        users.update({id(v): [] for v in ret.operands} if ret is not None else {})
+        if ret is not None:
+            for i, v in enumerate(ret.operands):
+                users.setdefault(id(v), [])
         for op in fn.body.ops:
-            for i, v in enumerate(op.operands):
+            i = 0
+            for v in op.operands:
                 readers = users.get(id(v))
                 if readers is not None:
                     readers.append((op, i))
+                i += 1
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
@@ -131,7 +135,7 @@ class _Region:
         self.split = split if split is not None and split is not _MIXED and any(split.dims) and not split.partial \
             else None
         rank = ops[0].results[0].type.rank
-        self.whole_layout = pm.canonical(replicated(rank))
+        self.whole_layout = pm.whole(rank)
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
         self.outputs = []
