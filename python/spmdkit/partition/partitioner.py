@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from ..ir.core import TERMINATORS, paused_gc
-from ..ir.types import is_opaque
+from ..ir.types import OpaqueType, is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
@@ -65,7 +65,7 @@ def check_function(fn, control_flow: bool = False) -> None:
     for top in fn.body.ops:
         for op in (top.walk() if top.regions else (top,)):  # each op, then those nested in it
             for r in op.results:
-                if is_opaque(r.type):
+                if isinstance(r.type, OpaqueType):  # is_opaque, inline: one check per value
                     raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
                                          op=op.name, value=value_name(r))
             if op.name in CALL_OPS:
@@ -162,12 +162,7 @@ class _Partitioner:
 
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
-        self.uses = uses = {}  # id(value) -> operands reading it in this block and its regions
-        get = uses.get
-        for op in block.ops:
-            for o in (op.walk() if op.regions else (op,)):
-                for v in o.operands:
-                    uses[id(v)] = get(id(v), 0) + 1
+        self.uses = self.regions.uses  # id(value) -> operands reading it in this block and its regions
         for op in block.ops:
             if op.name in TERMINATORS:
                 return op

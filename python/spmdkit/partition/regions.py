@@ -81,13 +81,24 @@ class Regions:
         if ret is not None:
             for i, v in enumerate(ret.operands):
                 users.setdefault(id(v), [])
+        # and, in the same scan, id(value) -> how many operands read it in the block, nested
+        # regions included (the partitioner's keep_sums_partial asks)
+        self.uses = uses = {}
+        count = uses.get
         for op in fn.body.ops:
             i = 0
             for v in op.operands:
-                readers = users.get(id(v))
+                k = id(v)
+                uses[k] = count(k, 0) + 1
+                readers = users.get(k)
                 if readers is not None:
                     readers.append((op, i))
                 i += 1
+            if op.regions:
+                for nested in op.walk():
+                    if nested is not op:
+                        for v in nested.operands:
+                            uses[id(v)] = count(id(v), 0) + 1
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
