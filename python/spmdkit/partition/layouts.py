@@ -16,6 +16,7 @@ class ProgramMesh:
         self.mesh = mesh                    # spmdkit.sharding.Mesh
         self.spec: MeshSpec = as_mesh(mesh)
         self.axis_names = list(mesh.axis_names)
+        self.axis_index = {n: i for i, n in enumerate(self.axis_names)}
         self._process_mesh = None
         # memos for one partition (the program's shardings and rules do not change meanwhile):
         # (id(sharding), rank, shape) -> (sharding, Layout): propagation writes equal shardings
@@ -26,6 +27,7 @@ class ProgramMesh:
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
+        self.bound: dict = {}  # id(op) -> (op, rule name, RuleCall) (rules._bound)
         self.shapes_checked: set = set()  # (shape, id(canonical Layout)) that divide evenly (check_shape passed)
         # one object per distinct Layout (kept alive here, so that keys may hold ids), and
         # partition_op's answers by situation (see _Partitioner.situation)
@@ -138,14 +140,26 @@ def _even_open_dims(sharding, shape, pm: ProgramMesh):
 
 def to_spec(layout: Layout, shape, pm: ProgramMesh):
     """A DistTensorSpec for infer_forward."""
-    from .. import DistTensorSpec, TensorDistAttr
-    index = {n: i for i, n in enumerate(pm.axis_names)}
+    DistTensorSpec, TensorDistAttr = _spec_types()
+    index = pm.axis_index
     attr = TensorDistAttr()
     attr.process_mesh = pm.process_mesh
     attr.multi_dims_mapping = [[index[a] for a in axes] for axes in layout.dims]
     if layout.partial:
         attr._set_partial_dims([index[a] for a in layout.partial], layout.reduce)
     return DistTensorSpec(list(shape), attr)
+
+
+def _spec_types():
+    """(DistTensorSpec, TensorDistAttr), imported on first use (spmdkit imports this package)."""
+    global _SPEC_TYPES
+    if _SPEC_TYPES is None:
+        from .. import DistTensorSpec, TensorDistAttr
+        _SPEC_TYPES = (DistTensorSpec, TensorDistAttr)
+    return _SPEC_TYPES
+
+
+_SPEC_TYPES = None
 
 
 def from_dist_attr(attr, pm: ProgramMesh, rank: int, where: str) -> Layout:

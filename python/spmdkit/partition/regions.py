@@ -40,7 +40,7 @@ def _is_elementwise(op, pm) -> bool:
     if sig is not None and sig in known:
         return known[sig]
     try:
-        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
+        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm), pm)
     except Exception:  # no rule, or one without a factor table: not a region op
         answer = False
     else:
