@@ -235,10 +235,14 @@ class _Partitioner:
 
     def place(self, op, operands, results) -> None:
         """Define the op's results in `results` (canonical layouts) and add its local step."""
-        versions, local = self.versions, self.local
-        for v, layout in zip(op.results, results):
-            local.add(id(v))
-            versions[id(v)] = [layout]
+        versions = self.versions
+        if self.outer is None:  # the outermost block: need() never asks whether it defines a value
+            for v, layout in zip(op.results, results):
+                versions[id(v)] = [layout]
+        else:
+            for v, layout in zip(op.results, results):
+                self.local.add(id(v))
+                versions[id(v)] = [layout]
         operands, results = list(operands), list(results)
         self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
 
@@ -275,7 +279,8 @@ class _Partitioner:
             else:
                 a = annotations.get((id(s), id(v.type)))
                 append(a[2] if a is not None else self.annotation(v))
-        append(self.regions.whole(op, versions, self.price))
+        regions = self.regions
+        append(id(op) in regions.region_of and regions.whole(op, versions, self.price))
         append(name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1)
         return tuple(key)
 

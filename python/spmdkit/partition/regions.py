@@ -125,7 +125,8 @@ _MIXED = object()  # a region whose values have more than one layout
 
 class _Region:
     def __init__(self, ops, ret, declared, pm, users):
-        inside = {id(r) for op in ops for r in op.results}
+        results = [r for op in ops for r in op.results]
+        inside = set(map(id, results))
         self.inputs, seen = [], set()
         for op in ops:
             for v in op.operands:
@@ -134,14 +135,12 @@ class _Region:
                     if id(v) not in inside and v.type.shape:  # rank > 0
                         self.inputs.append(v)
         # one layout over every value (layout_of_value's are canonical: equal ones are one object)
-        split, first = None, True
-        for op in ops:
-            for r in op.results:
-                layout = layout_of_value(r, pm) if r.sharding is not None else None
-                if first:
-                    split, first = layout, False
-                elif layout is not split:
-                    split = _MIXED
+        layouts = [layout_of_value(r, pm) if r.sharding is not None else None for r in results]
+        split = layouts[0]
+        for layout in layouts:
+            if layout is not split:
+                split = _MIXED
+                break
         # a split region only: one layout over every value, not the replicated one
         self.split = split if split is not None and split is not _MIXED and any(split.dims) and not split.partial \
             else None
@@ -150,14 +149,14 @@ class _Region:
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
         self.outputs = []
-        members = {id(op) for op in ops}
+        members = set(map(id, ops))
 
         def result_layout(v, i):
             s = declared[i]
             return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
                                                                                 v.type.shape)
         split_region = self.split is not None  # else dropped: only a declared result's layout is read (its errors)
-        for v in (r for op in ops for r in op.results):
+        for v in results:
             for op, i in users.get(id(v), ()):
                 if op is ret:
                     self.outputs.append((v, result_layout(v, i)))
