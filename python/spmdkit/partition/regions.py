@@ -56,9 +56,18 @@ class Regions:
     region when the partitioner first reaches one of its ops."""
 
     def __init__(self, fn, pm):
-        ops = [op for op in fn.body.ops if _is_elementwise(op, pm)]
-        producer = {id(r): op for op in ops for r in op.results}
-        parent = {id(op): id(op) for op in ops}
+        ret = fn.body.terminator
+        # One scan of the block in order (a value's producer comes before its readers) finds
+        # - the elementwise ops, each joined to the region of every elementwise producer it reads;
+        # - users: id(value) -> [(op, operand index)], the readers of the values the elementwise
+        #   ops produce and of the function's results (all a region looks up);
+        # - uses: id(value) -> how many operands read it, nested regions included (the
+        #   partitioner's keep_sums_partial asks).
+        users: dict[int, list] = {}
+        if ret is not None:
+            for v in ret.operands:
+                users.setdefault(id(v), [])
+        ops, producer, parent = [], {}, {}  # producer: id(value) -> id(its elementwise op)
 
         def find(x):
             while parent[x] != x:
@@ -66,26 +75,13 @@ class Regions:
                 x = parent[x]
             return x
 
-        for op in ops:  # an elementwise op joins the region of each elementwise producer it reads
-            for v in op.operands:
-                p = producer.get(id(v))
-                if p is not None and v.type.shape:  # rank > 0
-                    parent[find(id(op))] = find(id(p))
-        members: dict[int, list] = {}
-        for op in ops:
-            members.setdefault(find(id(op)), []).append(op)
-        ret = fn.body.terminator
-        # id(value) -> [(op, operand index)]: the readers of the values the regions produce, and the
-        # function results a value is (all a region looks up)
-        users: dict[int, list] = {k: [] for k in producer}
-        if ret is not None:
-            for i, v in enumerate(ret.operands):
-                users.setdefault(id(v), [])
-        # and, in the same scan, id(value) -> how many operands read it in the block, nested
-        # regions included (the partitioner's keep_sums_partial asks)
         self.uses = uses = {}
         count = uses.get
         for op in fn.body.ops:
+            elementwise = _is_elementwise(op, pm)
+            if elementwise:
+                ops.append(op)
+                parent[id(op)] = id(op)
             i = 0
             for v in op.operands:
                 k = id(v)
@@ -93,12 +89,21 @@ class Regions:
                 readers = users.get(k)
                 if readers is not None:
                     readers.append((op, i))
+                    if elementwise and k in producer and v.type.shape:  # rank > 0
+                        parent[find(id(op))] = find(producer[k])
                 i += 1
             if op.regions:
                 for nested in op.walk():
                     if nested is not op:
                         for v in nested.operands:
                             uses[id(v)] = count(id(v), 0) + 1
+            if elementwise:
+                for r in op.results:
+                    producer[id(r)] = id(op)
+                    users.setdefault(id(r), [])
+        members: dict[int, list] = {}
+        for op in ops:
+            members.setdefault(find(id(op)), []).append(op)
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
