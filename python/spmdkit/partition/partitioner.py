@@ -254,9 +254,10 @@ class _Partitioner:
         an op in a situation met before takes that answer (ops of one signature in the same
         layouts get the same answer from every step partition_op takes)."""
         pm, versions, name = self.pm, self.versions, op.name
-        hit = pm.signatures.get(id(op))
-        sig = hit[1] if hit is not None else signature_of(op, pm)
+        sig = pm.signatures.get(id(op))  # signature_of's memo, read inline (its number, -1: none)
         if sig is None:
+            sig = signature_of(op, pm)
+        if sig is None or sig < 0:
             return None
         annotations = pm.annotations
         key = [sig]

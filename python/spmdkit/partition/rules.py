@@ -110,15 +110,16 @@ def backward_layouts(op, layouts: dict, pm: ProgramMesh):
 def signature_of(op, pm: ProgramMesh):
     """A small int per op_signature(op) (cheap to hash in keys), once per op and partition; None
     for an op whose attributes cannot be keyed."""
-    hit = pm.signatures.get(id(op))
-    if hit is None:
+    number = pm.signatures.get(id(op))
+    if number is None:
         try:
             sig = op_signature(op)
             number = pm.signature_numbers.setdefault(sig, len(pm.signature_numbers))
         except TypeError:
-            number = None
-        hit = pm.signatures[id(op)] = (op, number)  # the op is kept so that its id is not reused
-    return hit[1]
+            number = -1
+        pm.signatures[id(op)] = number
+        pm.signed_ops.append(op)  # kept so that its id is not reused
+    return number if number >= 0 else None
 
 
 def op_layouts(op, desired: dict, pm: ProgramMesh):
