@@ -29,6 +29,7 @@ class ProgramMesh:
         self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
         self.bound: dict = {}  # id(op) -> (op, rule name, RuleCall) (rules._bound)
+        self.specs: dict = {}  # (Layout, shape) -> DistTensorSpec (to_spec)
         self.shapes_checked: set = set()  # (shape, id(canonical Layout)) that divide evenly (check_shape passed)
         # one object per distinct Layout (kept alive here, so that keys may hold ids), and
         # partition_op's answers by situation (see _Partitioner.situation)
@@ -140,7 +141,16 @@ def _even_open_dims(sharding, shape, pm: ProgramMesh):
 
 
 def to_spec(layout: Layout, shape, pm: ProgramMesh):
-    """A DistTensorSpec for infer_forward."""
+    """A DistTensorSpec for infer_forward, made once per layout and shape (the rules read their
+    tensor arguments as const: one spec serves every call)."""
+    key = (layout, tuple(shape))
+    spec = pm.specs.get(key)
+    if spec is None:
+        spec = pm.specs[key] = _new_spec(layout, shape, pm)
+    return spec
+
+
+def _new_spec(layout: Layout, shape, pm: ProgramMesh):
     DistTensorSpec, TensorDistAttr = _spec_types()
     index = pm.axis_index
     attr = TensorDistAttr()
