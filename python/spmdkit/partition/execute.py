@@ -73,8 +73,13 @@ def _clamped_starts(name: str, inputs: list, params: dict) -> list:
 
 
 def _checked(step: LocalOp, outs: list, pm) -> list:
+    shapes = pm.local_shapes  # (id(layout), shape) -> (layout, local shape), as localize.py keeps it
     for v, layout, x in zip(step.op.results, step.result_layouts, outs):
-        want = tuple(layout.local_shape(pm.spec, v.type.shape))
+        key = (id(layout), v.type.shape)
+        hit = shapes.get(key)
+        if hit is None:
+            hit = shapes[key] = (layout, tuple(layout.local_shape(pm.spec, v.type.shape)))
+        want = hit[1]
         if tuple(x.shape) != want:
             raise PartitionError(f"ran on local shapes to {tuple(x.shape)}, its layout {layout} needs {want}",
                                  op=step.op.name, value=value_name(v))

@@ -16,16 +16,41 @@ class ProgramMesh:
         self.mesh = mesh                    # spmdkit.sharding.Mesh
         self.spec: MeshSpec = as_mesh(mesh)
         self.axis_names = list(mesh.axis_names)
+        self.axis_index = {n: i for i, n in enumerate(self.axis_names)}
         self._process_mesh = None
         # memos for one partition (the program's shardings and rules do not change meanwhile):
         # (id(sharding), rank, shape) -> (sharding, Layout): propagation writes equal shardings
         # as one object, and the sharding is kept so that its id is not reused
         self.layouts: dict = {}
         self.signature_numbers: dict = {}  # op_signature(op) -> a small int
-        self.signatures: dict = {}  # id(op) -> (op, its signature's number, None when it has none)
+        self.signatures: dict = {}  # id(op) -> its signature's number (-1 when it has none)
+        self.signed_ops: list = []  # the ops in `signatures`, kept so that their ids are not reused
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
+        self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
-        self.shapes_checked: set = set()  # (shape, Layout) that divide evenly (check_shape passed)
+        self.bound: dict = {}  # id(op) -> (op, rule name, RuleCall) (rules._bound)
+        self.specs: dict = {}  # (Layout, shape) -> DistTensorSpec (to_spec)
+        self.shapes_checked: set = set()  # (shape, id(canonical Layout)) that divide evenly (check_shape passed)
+        # one object per distinct Layout (kept alive here, so that keys may hold ids), and
+        # partition_op's answers by situation (see _Partitioner.situation)
+        self.canonicals: dict = {}
+        self.outcomes: dict = {}
+        self.wholes: dict = {}  # rank -> canonical replicated Layout
+        self.annotations: dict = {}  # (id(sharding), id(type)) -> (sharding, type, id(its canonical Layout))
+        self.prices: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, modeled us)
+        self.plans: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, reshard Plan)
+        self.local_shapes: dict = {}  # (id(layout), shape) -> (layout, local shape)
+
+    def canonical(self, layout: Layout) -> Layout:
+        """The one object of this partition equal to `layout`."""
+        return self.canonicals.setdefault(layout, layout)
+
+    def whole(self, rank: int) -> Layout:
+        """The canonical replicated layout of a rank-`rank` value."""
+        layout = self.wholes.get(rank)
+        if layout is None:
+            layout = self.wholes[rank] = self.canonical(replicated(rank))
+        return layout
 
     @property
     def process_mesh(self):
@@ -70,7 +95,7 @@ def layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape=N
     hit = pm.layouts.get(key)
     if hit is not None:
         return hit[1]
-    layout = _layout_of_sharding(sharding, rank, pm, where, shape)
+    layout = pm.canonical(_layout_of_sharding(sharding, rank, pm, where, shape))
     pm.layouts[key] = (sharding, layout)
     return layout
 
@@ -116,15 +141,36 @@ def _even_open_dims(sharding, shape, pm: ProgramMesh):
 
 
 def to_spec(layout: Layout, shape, pm: ProgramMesh):
-    """A DistTensorSpec for infer_forward."""
-    from .. import DistTensorSpec, TensorDistAttr
-    index = {n: i for i, n in enumerate(pm.axis_names)}
+    """A DistTensorSpec for infer_forward, made once per layout and shape (the rules read their
+    tensor arguments as const: one spec serves every call)."""
+    key = (layout, tuple(shape))
+    spec = pm.specs.get(key)
+    if spec is None:
+        spec = pm.specs[key] = _new_spec(layout, shape, pm)
+    return spec
+
+
+def _new_spec(layout: Layout, shape, pm: ProgramMesh):
+    DistTensorSpec, TensorDistAttr = _spec_types()
+    index = pm.axis_index
     attr = TensorDistAttr()
     attr.process_mesh = pm.process_mesh
     attr.multi_dims_mapping = [[index[a] for a in axes] for axes in layout.dims]
     if layout.partial:
         attr._set_partial_dims([index[a] for a in layout.partial], layout.reduce)
     return DistTensorSpec(list(shape), attr)
+
+
+def _spec_types():
+    """(DistTensorSpec, TensorDistAttr), imported on first use (spmdkit imports this package)."""
+    global _SPEC_TYPES
+    if _SPEC_TYPES is None:
+        from .. import DistTensorSpec, TensorDistAttr
+        _SPEC_TYPES = (DistTensorSpec, TensorDistAttr)
+    return _SPEC_TYPES
+
+
+_SPEC_TYPES = None
 
 
 def from_dist_attr(attr, pm: ProgramMesh, rank: int, where: str) -> Layout:

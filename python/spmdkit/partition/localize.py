@@ -23,7 +23,12 @@ class Context:
         self.op, self.operands, self.results, self.pm = op, operands, results, pm
 
     def local_result_shape(self, i: int = 0) -> list[int]:
-        return list(self.results[i].local_shape(self.pm.spec, self.op.results[i].type.shape))
+        layout, shape = self.results[i], self.op.results[i].type.shape
+        key = (id(layout), shape)  # the layout is kept in the memo, so that its id stays its own
+        hit = self.pm.local_shapes.get(key)
+        if hit is None:
+            hit = self.pm.local_shapes[key] = (layout, layout.local_shape(self.pm.spec, shape))
+        return list(hit[1])
 
     def require_whole(self, layout: Layout, dims, param: str, what: str = "operand") -> None:
         for d in dims:

@@ -17,17 +17,17 @@ import re
 from contextlib import contextmanager
 from functools import lru_cache
 
-from ..ir.core import paused_gc
-from ..ir.types import is_opaque
+from ..ir.core import TERMINATORS, paused_gc
+from ..ir.types import OpaqueType, is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
-from .localize import localize
+from .localize import LOCALIZERS, localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
-from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts
+from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
 
 CALL_OPS = frozenset({"func.call", "call"})
 # ops linear in every operand together: a sum of partial sums is a partial sum
@@ -39,6 +39,8 @@ LINEAR_OPS = frozenset({"jax.transpose", "jax.reshape", "jax.squeeze", "jax.expa
 # partial update into a partial array gives the partial array (a scan's stacked gradients)
 UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 PARTIAL_KEEPING_OPS = SUM_OPS | LINEAR_OPS | UPDATE_OPS  # the ops keep_sums_partial looks at
+# ops partition_op places by a path of their own, not by their rule (never looked up in pm.outcomes)
+_OWN_PATH_OPS = SOURCE_OPS | IDENTITY_OPS
 
 
 def itemsize(value) -> int:
@@ -60,20 +62,21 @@ def check_function(fn, control_flow: bool = False) -> None:
         if is_opaque(a.type):
             raise PartitionError(f"type {a.type} is not partitioned (static ranked tensors only)",
                                  op="func.func", value=f"%arg{i}")
-    for op in fn.walk():
-        for r in op.results:
-            if is_opaque(r.type):
-                raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
-                                     op=op.name, value=value_name(r))
-        if op.name in CALL_OPS:
-            raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
-                                 "(or import_jax(..., inline_calls=True))", op=op.name)
-        if op.regions and not control_flow:
-            raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
-                                 "strategy='propagate'); completion handles flat functions only", op=op.name)
-        if op.regions and op.name not in CONTROL_FLOW_OPS:
-            raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
-                                 f"partitioned", op=op.name)
+    for top in fn.body.ops:
+        for op in (top.walk() if top.regions else (top,)):  # each op, then those nested in it
+            for r in op.results:
+                if isinstance(r.type, OpaqueType):  # is_opaque, inline: one check per value
+                    raise PartitionError(f"type {r.type} is not partitioned (static ranked tensors only)",
+                                         op=op.name, value=value_name(r))
+            if op.name in CALL_OPS:
+                raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
+                                     "(or import_jax(..., inline_calls=True))", op=op.name)
+            if op.regions and not control_flow:
+                raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
+                                     "strategy='propagate'); completion handles flat functions only", op=op.name)
+            if op.regions and op.name not in CONTROL_FLOW_OPS:
+                raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
+                                     f"partitioned", op=op.name)
 
 
 class _BlockView:
@@ -155,17 +158,13 @@ class _Partitioner:
 
     def define(self, value, layout: Layout) -> None:
         self.local.add(id(value))
-        self.versions[id(value)] = [layout]
+        self.versions[id(value)] = [self.pm.canonical(layout)]
 
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
-        self.uses: dict[int, int] = {}  # id(value) -> operands reading it in this block and its regions
+        self.uses = self.regions.uses  # id(value) -> operands reading it in this block and its regions
         for op in block.ops:
-            for o in op.walk():
-                for v in o.operands:
-                    self.uses[id(v)] = self.uses.get(id(v), 0) + 1
-        for op in block.ops:
-            if op.is_terminator:
+            if op.name in TERMINATORS:
                 return op
             if op.regions:
                 self.steps.append(partition_control_flow(self, op))
@@ -182,40 +181,116 @@ class _Partitioner:
         return self.versions[id(value)][0]
 
     def partition_op(self, op) -> None:
-        if op.name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
-            layout = layout_of_value(op.result, self.pm)
-            operands, results = [], [Layout.make(self.pm.spec, layout.dims)]
-        elif op.name in SOURCE_OPS or not op.operands:
+        name, pm = op.name, self.pm
+        situation = self.situation(op) if op.operands and name not in _OWN_PATH_OPS else None
+        if situation is not None:
+            hit = pm.outcomes.get(situation)
+            if hit is not None:  # an op like one before, in the same situation: that answer
+                operands, results = hit
+                versions = self.versions
+                for v, layout in zip(op.operands, operands):
+                    if layout not in versions[id(v)]:
+                        self.need(v, layout, f"op '{name}'")
+                self.place(op, operands, results)  # their shapes were checked then
+                return
+        if name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
+            layout = layout_of_value(op.result, pm)
+            operands, results = [], [Layout.make(pm.spec, layout.dims)]
+        elif name in SOURCE_OPS or not op.operands:
             # no inputs (a constant, cond's `empty2` placeholders): every device computes it whole
-            operands, results = [], [replicated(v.type.rank) for v in op.results]
-        elif op.name in IDENTITY_OPS:
+            # (a whole layout divides any shape: nothing to check)
+            self.place(op, (), [pm.whole(v.type.rank) for v in op.results])
+            return
+        elif name in IDENTITY_OPS:
             v = op.operands[0]
             steer = op.attrs.get("sharding", op.result.sharding)  # a constraint's (reshard's) sharding: its attribute
-            target = (layout_of_sharding(steer, v.type.rank, self.pm, value_name(v)) if steer is not None
+            target = (layout_of_sharding(steer, v.type.rank, pm, value_name(v)) if steer is not None
                       else self.desired(v))
             operands, results = [target], [target]
         else:
             desired = {id(v): self.desired(v) for v in op.operands}
             if self.regions.whole(op, self.versions, self.price):  # see regions.py
                 desired.update({id(v): replicated(v.type.rank) for v in op.operands})
-                operands, results = op_layouts(op, desired, self.pm)
+                operands, results = op_layouts(op, desired, pm)
             else:  # propagation's placement, or a cheaper one (see choice.py)
-                operands, results = choose_layouts(op, desired, self.versions, self.price, self.pm)
-            if op.name in PARTIAL_KEEPING_OPS:
+                operands, results = choose_layouts(op, desired, self.versions, self.price, pm)
+            if name in PARTIAL_KEEPING_OPS:
                 operands, results = self.keep_sums_partial(op, operands, results)
+        canonical = pm.canonical
+        operands, results = tuple([canonical(l) for l in operands]), tuple([canonical(l) for l in results])
         versions = self.versions
         for v, layout in zip(op.operands, operands):
             have = versions.get(id(v))
             if have is None or layout not in have:  # else need() has nothing to do
-                self.need(v, layout, f"op '{op.name}'")
-        checked = self.pm.shapes_checked
+                self.need(v, layout, f"op '{name}'")
+        checked = pm.shapes_checked
         for v, layout in zip(op.results, results):
-            key = (v.type.shape, layout)
+            key = (v.type.shape, id(layout))  # canonical layouts: alive in pm.canonicals
             if key not in checked:
-                self.check_shape(v, layout, f"result of '{op.name}'")
+                self.check_shape(v, layout, f"result of '{name}'")
                 checked.add(key)
-            self.define(v, layout)
+        if situation is not None:
+            pm.outcomes[situation] = (operands, results)
+        self.place(op, operands, results)
+
+    def place(self, op, operands, results) -> None:
+        """Define the op's results in `results` (canonical layouts) and add its local step."""
+        versions = self.versions
+        if self.outer is None:  # the outermost block: need() never asks whether it defines a value
+            for v, layout in zip(op.results, results):
+                versions[id(v)] = [layout]
+        else:
+            for v, layout in zip(op.results, results):
+                self.local.add(id(v))
+                versions[id(v)] = [layout]
+        operands, results = list(operands), list(results)
         self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+
+    def situation(self, op):
+        """What a rule op's layouts depend on, as a key of small ints (None: not keyed): its
+        signature, each operand's annotation and available layouts (canonical objects, by id), the
+        results' annotations, whether its region runs whole, and, for a linear op, whether its
+        operand has other readers (keep_sums_partial). The layers of a model repeat situations:
+        an op in a situation met before takes that answer (ops of one signature in the same
+        layouts get the same answer from every step partition_op takes)."""
+        pm, versions, name = self.pm, self.versions, op.name
+        sig = pm.signatures.get(id(op))  # signature_of's memo, read inline (its number, -1: none)
+        if sig is None:
+            sig = signature_of(op, pm)
+        if sig is None or sig < 0:
+            return None
+        annotations = pm.annotations
+        key = [sig]
+        append = key.append
+        for v in op.operands:
+            have = versions.get(id(v))
+            if have is None:  # not defined yet: partition_op's own path says so
+                return None
+            s = v.sharding
+            if s is None:
+                append(0)
+            else:
+                a = annotations.get((id(s), id(v.type)))
+                append(a[2] if a is not None else self.annotation(v))
+            append(id(have[0]) if len(have) == 1 else tuple(map(id, have)))
+        for v in op.results:
+            s = v.sharding
+            if s is None:
+                append(0)
+            else:
+                a = annotations.get((id(s), id(v.type)))
+                append(a[2] if a is not None else self.annotation(v))
+        regions = self.regions
+        append(id(op) in regions.region_of and regions.whole(op, versions, self.price))
+        append(name in LINEAR_OPS and self.uses.get(id(op.operands[0]), 0) != 1)
+        return tuple(key)
+
+    def annotation(self, value) -> int:
+        """id of the value's annotated layout (canonical), memoized by sharding and type objects
+        (kept in the memo, so that their ids stay theirs)."""
+        layout = layout_of_value(value, self.pm)
+        self.pm.annotations[(id(value.sharding), id(value.type))] = (value.sharding, value.type, id(layout))
+        return id(layout)
 
     def keep_sums_partial(self, op, operands, results):
         """A sum of values that are all sum-partial over the same axes is itself partial: add them
@@ -272,25 +347,41 @@ class _Partitioner:
         best = None
         for source in have:
             try:
-                plan = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
-                                    sub_axes=False)
+                plan = self.plan(value, source, target)
             except ReshardError as e:
                 raise PartitionError(f"cannot reshard {source} -> {target} for {reason}: {e}",
                                      value=value_name(value)) from None
             if best is None or (plan.cost_us, len(plan.steps)) < (best[1].cost_us, len(best[1].steps)):
                 best = (source, plan)
         owner.steps.append(Reshard(value, best[0], target, best[1], reason))
-        have.append(target)
+        have.append(self.pm.canonical(target))
 
     def price(self, value, source: Layout, target: Layout) -> float:
         """The modeled cost (us) of resharding `value` from `source` to `target`."""
-        if source == target:
+        if source is target:
             return 0.0
+        key = (value.type.shape, value.type.dtype, id(source), id(target))  # as plan's memo
+        hit = self.pm.prices.get(key)
+        if hit is not None:
+            return hit[2]
         try:
-            return plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost,
-                                sub_axes=False).cost_us
+            cost = 0.0 if source == target else self.plan(value, source, target).cost_us
         except ReshardError:
-            return float("inf")
+            cost = float("inf")
+        self.pm.prices[key] = (source, target, cost)
+        return cost
+
+    def plan(self, value, source: Layout, target: Layout):
+        """The reshard planner's plan for `value` from `source` to `target` (ReshardError if none),
+        asked once per shape, dtype and the two layout objects (kept in the memo, so that their
+        ids stay theirs)."""
+        key = (value.type.shape, value.type.dtype, id(source), id(target))
+        hit = self.pm.plans.get(key)
+        if hit is not None:
+            return hit[2]
+        plan = plan_reshard(self.pm.spec, value.type.shape, source, target, itemsize(value), self.cost, sub_axes=False)
+        self.pm.plans[key] = (source, target, plan)
+        return plan
 
     def check_shape(self, value, layout: Layout, what: str) -> None:
         for d, axes in enumerate(layout.dims):

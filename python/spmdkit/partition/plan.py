@@ -11,7 +11,7 @@ from ..reshard.steps import COLLECTIVE_KINDS
 from .layouts import ProgramMesh
 
 
-@dataclass
+@dataclass(slots=True)  # one per op of the program: no per-instance dict
 class LocalOp:
     """Run `op` on local shards: operands read in `operand_layouts`, results in `result_layouts`."""
     op: Any

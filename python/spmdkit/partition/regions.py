@@ -22,24 +22,32 @@ from .rules import factor_table, signature_of
 def _is_elementwise(op, pm) -> bool:
     """Whether the op's rule maps every non-scalar tensor to the same pass-through factors (read
     from the registry's factor table, so a new elementwise rule needs no entry here)."""
-    if not op.results or op.regions or not op.results[0].type.rank:
+    results = op.results
+    if not results or op.regions:
         return False
-    shape = op.results[0].type.shape
-    if any(v.type.shape != shape for v in op.results) or any(v.type.rank and v.type.shape != shape for v in op.operands):
+    shape = results[0].type.shape
+    if not shape:  # rank 0
         return False
+    for v in results:
+        if v.type.shape != shape:
+            return False
+    for v in op.operands:
+        other = v.type.shape
+        if other and other != shape:
+            return False
     sig = signature_of(op, pm)  # ops of one signature have one table: read it once
-    key = ("elementwise", sig)
-    if sig is not None and key in pm.answers:
-        return pm.answers[key]
+    known = pm.elementwise
+    if sig is not None and sig in known:
+        return known[sig]
     try:
-        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm))
+        table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm), pm)
     except Exception:  # no rule, or one without a factor table: not a region op
         answer = False
     else:
         tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
         answer = all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
     if sig is not None:
-        pm.answers[key] = answer
+        known[sig] = answer
     return answer
 
 
@@ -48,9 +56,18 @@ class Regions:
     region when the partitioner first reaches one of its ops."""
 
     def __init__(self, fn, pm):
-        ops = [op for op in fn.body.ops if _is_elementwise(op, pm)]
-        producer = {id(r): op for op in ops for r in op.results}
-        parent = {id(op): id(op) for op in ops}
+        ret = fn.body.terminator
+        # One scan of the block in order (a value's producer comes before its readers) finds
+        # - the elementwise ops, each joined to the region of every elementwise producer it reads;
+        # - users: id(value) -> [(op, operand index)], the readers of the values the elementwise
+        #   ops produce and of the function's results (all a region looks up);
+        # - uses: id(value) -> how many operands read it, nested regions included (the
+        #   partitioner's keep_sums_partial asks).
+        users: dict[int, list] = {}
+        if ret is not None:
+            for v in ret.operands:
+                users.setdefault(id(v), [])
+        ops, producer, parent = [], {}, {}  # producer: id(value) -> id(its elementwise op)
 
         def find(x):
             while parent[x] != x:
@@ -58,21 +75,37 @@ class Regions:
                 x = parent[x]
             return x
 
-        for op in ops:  # an elementwise op joins the region of each elementwise producer it reads
+        self.uses = uses = {}
+        count = uses.get
+        for op in fn.body.ops:
+            elementwise = _is_elementwise(op, pm)
+            if elementwise:
+                ops.append(op)
+                parent[id(op)] = id(op)
+            i = 0
             for v in op.operands:
-                p = producer.get(id(v))
-                if p is not None and v.type.rank > 0:
-                    parent[find(id(op))] = find(id(p))
+                k = id(v)
+                uses[k] = count(k, 0) + 1
+                readers = users.get(k)
+                if readers is not None:
+                    readers.append((op, i))
+                    if elementwise and k in producer and v.type.shape:  # rank > 0
+                        parent[find(id(op))] = find(producer[k])
+                i += 1
+            if op.regions:
+                for nested in op.walk():
+                    if nested is not op:
+                        for v in nested.operands:
+                            uses[id(v)] = count(id(v), 0) + 1
+            if elementwise:
+                for r in op.results:
+                    producer[id(r)] = id(op)
+                    users.setdefault(id(r), [])
         members: dict[int, list] = {}
         for op in ops:
             members.setdefault(find(id(op)), []).append(op)
-        users: dict[int, list] = {}  # id(value) -> [(op, operand index)]
-        for op in fn.body.ops:
-            for i, v in enumerate(op.operands):
-                users.setdefault(id(v), []).append((op, i))
         self.region_of = {}
         self.regions = []
-        ret = fn.body.terminator
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         for group in members.values():
             region = _Region(group, ret, declared, pm, users)
@@ -92,28 +125,43 @@ class Regions:
         return self.decided[k]
 
 
+_MIXED = object()  # a region whose values have more than one layout
+
+
 class _Region:
     def __init__(self, ops, ret, declared, pm, users):
-        inside = {id(r) for op in ops for r in op.results}
-        self.inputs = [v for v in dict.fromkeys(v for op in ops for v in op.operands)
-                       if id(v) not in inside and v.type.rank > 0]
-        layouts = {layout_of_value(r, pm) if r.sharding is not None else None for op in ops for r in op.results}
-        split = next(iter(layouts)) if len(layouts) == 1 else None
+        results = [r for op in ops for r in op.results]
+        inside = set(map(id, results))
+        self.inputs, seen = [], set()
+        for op in ops:
+            for v in op.operands:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    if id(v) not in inside and v.type.shape:  # rank > 0
+                        self.inputs.append(v)
+        # one layout over every value (layout_of_value's are canonical: equal ones are one object)
+        layouts = [layout_of_value(r, pm) if r.sharding is not None else None for r in results]
+        split = layouts[0]
+        for layout in layouts:
+            if layout is not split:
+                split = _MIXED
+                break
         # a split region only: one layout over every value, not the replicated one
-        self.split = split if split is not None and any(split.dims) and not split.partial else None
+        self.split = split if split is not None and split is not _MIXED and any(split.dims) and not split.partial \
+            else None
         rank = ops[0].results[0].type.rank
-        self.whole_layout = replicated(rank)
+        self.whole_layout = pm.whole(rank)
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
         self.outputs = []
-        members = {id(op) for op in ops}
+        members = set(map(id, ops))
 
         def result_layout(v, i):
             s = declared[i]
             return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
                                                                                 v.type.shape)
         split_region = self.split is not None  # else dropped: only a declared result's layout is read (its errors)
-        for v in (r for op in ops for r in op.results):
+        for v in results:
             for op, i in users.get(id(v), ()):
                 if op is ret:
                     self.outputs.append((v, result_layout(v, i)))

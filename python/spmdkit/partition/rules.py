@@ -31,12 +31,29 @@ def rule_name(op) -> str:
 
 
 def _has_rule(name: str) -> bool:
-    from .. import core
-    return bool(core.contains_spmd_rule(name))
+    return bool(_registry().contains_spmd_rule(name))
 
 
-def _bound(op):
-    """(rule name, RuleCall) of a rule op, its operands checked to bind in order."""
+def _registry():
+    """spmdkit.core (the rule registry), imported on first use (spmdkit imports this package)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        from .. import core
+        _REGISTRY = core
+    return _REGISTRY
+
+
+_REGISTRY = None
+
+
+def _bound(op, pm: ProgramMesh | None = None):
+    """(rule name, RuleCall) of a rule op, its operands checked to bind in order; with `pm`, bound
+    once per op and partition (an op asked about several layouts binds once)."""
+    if pm is not None:
+        hit = pm.bound.get(id(op))
+        if hit is None:
+            hit = pm.bound[id(op)] = (op, *_bound(op))  # the op is kept so that its id is not reused
+        return hit[1], hit[2]
     name = rule_name(op)
     if not _has_rule(name):
         raise PartitionError("no sharding rule in the registry for this op", op=op.name)
@@ -55,9 +72,9 @@ def _bound(op):
     return name, call
 
 
-def factor_table(op, spec_of):
+def factor_table(op, spec_of, pm: ProgramMesh | None = None):
     """The FactorTable of the op's rule (aliases included) for the operands' specs `spec_of(value)`."""
-    _, call = _bound(op)
+    _, call = _bound(op, pm)
     return call.factors(spec_of)
 
 
@@ -93,15 +110,16 @@ def backward_layouts(op, layouts: dict, pm: ProgramMesh):
 def signature_of(op, pm: ProgramMesh):
     """A small int per op_signature(op) (cheap to hash in keys), once per op and partition; None
     for an op whose attributes cannot be keyed."""
-    hit = pm.signatures.get(id(op))
-    if hit is None:
+    number = pm.signatures.get(id(op))
+    if number is None:
         try:
             sig = op_signature(op)
             number = pm.signature_numbers.setdefault(sig, len(pm.signature_numbers))
         except TypeError:
-            number = None
-        hit = pm.signatures[id(op)] = (op, number)  # the op is kept so that its id is not reused
-    return hit[1]
+            number = -1
+        pm.signatures[id(op)] = number
+        pm.signed_ops.append(op)  # kept so that its id is not reused
+    return number if number >= 0 else None
 
 
 def op_layouts(op, desired: dict, pm: ProgramMesh):
@@ -119,7 +137,7 @@ def op_layouts(op, desired: dict, pm: ProgramMesh):
 
 
 def _op_layouts(op, desired: dict, pm: ProgramMesh):
-    name, call = _bound(op)
+    name, call = _bound(op, pm)
     original = op.name
 
     def spec_of(value):  # a result handed to the rule (no tensor input) proposes nothing: whole
