@@ -208,7 +208,7 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
     return n;
   };
   auto key = [&](int f) {
-    const int src_value = op.tensor_value(cands[f].src);
+    const int src_value = p.values[cands[f].src];
     return std::make_tuple(table.kinds[f] != Kind::kPassThrough, -g.num_elements(src_value),
                            elementwise ? -sharded(f) : int64_t{0}, cands[f].src, f);
   };

@@ -284,7 +284,7 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
     if (!any_axes(o)) continue;  // nothing to propagate yet (most ops in early rounds)
     const Op& op = g_.ops[o];
     ++stats_.op_visits;
-    if (!project(g_, op, threshold, dirs_[o], p)) continue;
+    if (!project(g_, op, threshold, dirs_[o], p, op_values_.data() + op_start_[o])) continue;
     if (aggressive) propagate_aggressive(g_, op, p);
     else propagate_basic(g_, op, p);
     changed.clear();
