@@ -2,6 +2,7 @@
 // ShardingProjection): each dim's axes are dealt to the dim's factors major to minor, splitting
 // an axis into sub-axes where a factor takes only part of it (compound factors of a reshape).
 #pragma once
+#include <tuple>
 #include <vector>
 
 #include "graph.h"
@@ -35,6 +36,7 @@ struct Projection {
   // scratch of propagate_aggressive, kept here so that a rule application allocates nothing
   std::vector<Candidate> candidates;
   std::vector<int> order;
+  std::vector<std::tuple<bool, int64_t, int64_t, int, int>> order_keys;
   FactorSlot& at(int t, int f) { return slots[t * num_factors + f]; }
   const FactorSlot& at(int t, int f) const { return slots[t * num_factors + f]; }
 };
