@@ -208,11 +208,17 @@ void propagate_aggressive(const Graph& g, const Op& op, Projection& p) {
     return n;
   };
   auto key = [&](int f) {
-    const int src_value = op.tensor_value(cands[f].src);
+    const int src_value = p.values[cands[f].src];
     return std::make_tuple(table.kinds[f] != Kind::kPassThrough, -g.num_elements(src_value),
                            elementwise ? -sharded(f) : int64_t{0}, cands[f].src, f);
   };
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+  if (order.size() > 1) {  // each key once (the source's size reads its shape), then sort
+    auto& keyed = p.order_keys;
+    keyed.clear();
+    for (int f : order) keyed.push_back(key(f));  // the key ends with f itself
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 0; i < keyed.size(); ++i) order[i] = std::get<4>(keyed[i]);
+  }
   for (int f : order) {
     const Candidate& c = cands[f];
     const int origin = p.at(c.src, f).origin;

@@ -33,8 +33,8 @@ struct Provenance {
   int group = -1;           // set when a sharding group copied the sharding in
 };
 
+// The fields a rule application reads come first (one cache line); the name last.
 struct Op {
-  std::string name;
   int table = -1;                 // index into Graph::tables (ops of the same shape share one)
   std::vector<int> operands, results;
   bool pass_through = false;      // elementwise-like, a reshape or a transpose: first in op priorities
@@ -52,6 +52,7 @@ struct Op {
   // then results) may never take the manual axes.
   uint64_t manual_axes = 0;
   uint64_t inner_tensors = 0;
+  std::string name;
   int num_tensors() const { return static_cast<int>(operands.size() + results.size()); }
   int tensor_value(int t) const { return t < static_cast<int>(operands.size()) ? operands[t] : results[t - operands.size()]; }
   bool is_result(int t) const { return t >= static_cast<int>(operands.size()); }

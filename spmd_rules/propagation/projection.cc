@@ -16,7 +16,7 @@ bool is_inner(const Op& op, int i) { return op.manual_axes && (op.inner_tensors 
 
 void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projection& p) {
   const FactorTable& table = g.tables[op.table];
-  const TensorSharding& s = g.shardings[op.tensor_value(i)];
+  const TensorSharding& s = g.shardings[p.values[i]];
   AxisList& reserved = p.reserved[i];
   reserved = s.replicated;
   if (is_inner(op, i) && p.mesh >= 0) {  // inside the body the manual axes do not exist
@@ -79,13 +79,19 @@ void project_tensor(const Graph& g, const Op& op, int i, int threshold, Projecti
 
 }  // namespace
 
-bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Projection& p) {
+bool project(const Graph& g, const Op& op, int threshold, FactorDirs dirs, Projection& p, const int* values) {
   const FactorTable& table = g.tables[op.table];
   p.num_tensors = op.num_tensors();
   p.num_factors = table.num_factors();
   p.mesh = -1;
+  if (!values) {
+    p.value_ids.clear();
+    for (int i = 0; i < p.num_tensors; ++i) p.value_ids.push_back(op.tensor_value(i));
+    values = p.value_ids.data();
+  }
+  p.values = values;
   for (int i = 0; i < p.num_tensors; ++i) {
-    const int m = g.shardings[op.tensor_value(i)].mesh;
+    const int m = g.shardings[values[i]].mesh;
     if (m < 0) continue;
     if (p.mesh >= 0 && m != p.mesh) return false;
     p.mesh = m;
@@ -115,7 +121,7 @@ void write_back(Graph& g, const Op& op, const Projection& p, std::vector<int>& c
   const FactorTable& table = g.tables[op.table];
   for (int i = 0; i < p.num_tensors; ++i) {
     const auto& dims = tensor_factors(table, op, i);
-    const int v = op.tensor_value(i);
+    const int v = p.values[i];
     TensorSharding& s = g.shardings[v];
     bool any = false;
     for (std::size_t d = 0; d < dims.size(); ++d) {

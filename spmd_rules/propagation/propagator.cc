@@ -87,6 +87,8 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
   std::vector<int8_t> table_elementwise(g_.tables.size(), -1);
   op_start_.assign(no + 1, 0);
   op_values_.clear();
+  op_values_.reserve(3 * static_cast<std::size_t>(no));
+  std::vector<int> uses(nv, 0);  // per value, as MLIR counts them (an op reading a value twice uses it twice)
   for (int o = 0; o < no; ++o) {
     Op& op = g_.ops[o];
     int8_t& creates = table_creates_dims[op.table];
@@ -99,27 +101,38 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
     op_start_[o + 1] = static_cast<int>(op_values_.size());
     // (a dynamic_update_slice is not: the live Shardy in jaxlib 0.10.2 moves it with the other ops)
     op.forward_early = !op.pass_through && (op.name == "stablehlo.dynamic_slice" || op.name == "jax.dynamic_slice");
-    for (int i = 0; i < op.num_tensors(); ++i) ++adj_start_[op.tensor_value(i) + 1];
-  }
-  // uses per value, as MLIR counts them (an op reading a value twice uses it twice)
-  std::vector<int> uses(nv, 0);
-  for (const Op& op : g_.ops)
     for (int v : op.operands) ++uses[v];
-  for (Op& op : g_.ops) {
-    op.multi_use_operands = std::any_of(op.operands.begin(), op.operands.end(), [&](int v) { return uses[v] > 1; });
-    op.multi_use_results = std::any_of(op.results.begin(), op.results.end(), [&](int v) { return uses[v] > 1; });
   }
+  // The later passes read the compact lists, not the ops' own (scattered) vectors.
+  for (int o = 0; o < no; ++o) {
+    Op& op = g_.ops[o];
+    const int* vals = op_values_.data() + op_start_[o];
+    const int n_operands = static_cast<int>(op.operands.size()), n = op_start_[o + 1] - op_start_[o];
+    op.multi_use_operands = std::any_of(vals, vals + n_operands, [&](int v) { return uses[v] > 1; });
+    op.multi_use_results = std::any_of(vals + n_operands, vals + n, [&](int v) { return uses[v] > 1; });
+  }
+  for (int v : op_values_) ++adj_start_[v + 1];
   for (int v = 0; v < nv; ++v) adj_start_[v + 1] += adj_start_[v];
   adj_.resize(adj_start_[nv]);
   std::vector<int> fill(adj_start_.begin(), adj_start_.end() - 1);
   for (int o = 0; o < no; ++o)
-    for (int i = 0; i < g_.ops[o].num_tensors(); ++i) adj_[fill[g_.ops[o].tensor_value(i)]++] = o;
+    for (int k = op_start_[o]; k < op_start_[o + 1]; ++k) adj_[fill[op_values_[k]]++] = o;
 
   // An earlier run's provenance stays: a value this run leaves alone keeps its reason.
   provenance_ = std::move(previous);
   provenance_.resize(nv);
-  for (int v = 0; v < nv; ++v)
-    for (DimSharding& d : g_.shardings[v].dims)
+  // One pass over every value's sharding (they fill memory on a large program): the user dims'
+  // origins and provenance, which values hold axes, and which carry annotations (user_values_).
+  has_axes_.resize(nv);
+  user_values_.clear();
+  auto annotated = [](const TensorSharding& s) {
+    return std::any_of(s.dims.begin(), s.dims.end(), [](const DimSharding& d) { return d.user || d.priority != kNoPriority; });
+  };
+  for (int v = 0; v < nv; ++v) {
+    TensorSharding& s = g_.shardings[v];
+    has_axes_[v] = has_dim_axes(s);
+    if (annotated(s)) user_values_.push_back(v);
+    for (DimSharding& d : s.dims)
       if (d.user) {
         if (d.origin == kNoOrigin) d.origin = v;
         Provenance& pv = provenance_[v];
@@ -128,13 +141,21 @@ Propagator::Propagator(Graph& g, std::vector<Provenance> previous) : g_(g) {
         if (d.priority != kNoPriority)  // the round its annotation applies in
           pv.user_priority = pv.user_priority < 0 ? d.priority : std::min(pv.user_priority, d.priority);
       }
+  }
   queued_.assign(no, 0);
   visits_[0].assign(no, Visit{});
   visits_[1].assign(no, Visit{});
   changed_at_.assign(nv, 0);
   unify_groups();
-  has_axes_.resize(nv);
-  for (int v = 0; v < nv; ++v) has_axes_[v] = has_dim_axes(g_.shardings[v]);
+  if (!g_.groups.empty()) {  // unifying changed the members' shardings
+    for (const auto& members : g_.groups)
+      for (int v : members) {
+        has_axes_[v] = has_dim_axes(g_.shardings[v]);
+        if (annotated(g_.shardings[v])) user_values_.push_back(v);
+      }
+    std::sort(user_values_.begin(), user_values_.end());
+    user_values_.erase(std::unique(user_values_.begin(), user_values_.end()), user_values_.end());
+  }
 }
 
 // Groups that share a value merge; then every member starts from one sharding: per dim the
@@ -263,7 +284,7 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
     if (!any_axes(o)) continue;  // nothing to propagate yet (most ops in early rounds)
     const Op& op = g_.ops[o];
     ++stats_.op_visits;
-    if (!project(g_, op, threshold, dirs_[o], p)) continue;
+    if (!project(g_, op, threshold, dirs_[o], p, op_values_.data() + op_start_[o])) continue;
     if (aggressive) propagate_aggressive(g_, op, p);
     else propagate_basic(g_, op, p);
     changed.clear();
@@ -276,8 +297,8 @@ void Propagator::fixed_point(bool aggressive, int threshold, int priority, int s
 Stats Propagator::run(const Options& options) {
   std::vector<int> priorities;
   if (options.user_priority) {
-    for (const TensorSharding& s : g_.shardings)
-      for (const DimSharding& d : s.dims)
+    for (int v : user_values_)
+      for (const DimSharding& d : g_.shardings[v].dims)
         if (d.user) priorities.push_back(effective_priority(d));
     std::sort(priorities.begin(), priorities.end());
     priorities.erase(std::unique(priorities.begin(), priorities.end()), priorities.end());
@@ -297,8 +318,8 @@ Stats Propagator::run(const Options& options) {
   // Like Shardy, a priority is dropped once its round applied it: the result carries none, so
   // propagating it again sees every annotation at once (and finds nothing left to do).
   if (options.user_priority)
-    for (TensorSharding& s : g_.shardings)
-      for (DimSharding& d : s.dims) d.priority = kNoPriority;
+    for (int v : user_values_)  // (only these have a priority)
+      for (DimSharding& d : g_.shardings[v].dims) d.priority = kNoPriority;
   return stats_;
 }
 

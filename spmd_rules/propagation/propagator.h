@@ -53,6 +53,7 @@ class Propagator {
   std::vector<int> adj_start_, adj_;  // CSR: the ops around each value
   std::vector<int> op_start_, op_values_;  // CSR: each op's tensor values (operands, then results)
   std::vector<uint8_t> has_axes_;     // per value: some dim holds axes (they only grow during a run)
+  std::vector<int> user_values_;      // the values with a user-annotated dim or a priority, ascending
   std::vector<int> group_of_;         // per value: its sharding group or -1
   std::vector<Provenance> provenance_;
   std::vector<int> queue_;

@@ -3,6 +3,7 @@
 // the annotation it came from; plus explicitly replicated axes. Axes are indices into a mesh.
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -123,12 +124,13 @@ class StoredAxes {
     o.heap_ = false;
     o.size_ = 0;
   }
+  // the count first: reading an empty list (most replicated lists) touches only its first bytes
+  uint8_t size_ = 0;
+  bool heap_ = false;
   union Storage {
     alignas(AxisRef) unsigned char inline_[kInline * sizeof(AxisRef)];
     AxisRef* heap;
   } u_;
-  uint8_t size_ = 0;
-  bool heap_ = false;
 };
 static_assert(std::is_trivially_copyable<AxisRef>::value, "StoredAxes copies AxisRefs as bytes");
 
@@ -148,6 +150,8 @@ struct TensorSharding {
   std::vector<DimSharding> dims;
   StoredAxes replicated;  // explicitly replicated: never used by propagation
 };
+// A rule application reads mesh, dims and the replicated count of each tensor: one cache line.
+static_assert(offsetof(TensorSharding, replicated) + 2 <= 64, "TensorSharding's hot fields fit one cache line");
 
 struct Mesh {
   std::string name;
