@@ -24,7 +24,7 @@ from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
-from .localize import LOCALIZERS, localize
+from .localize import localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
