@@ -46,12 +46,13 @@ struct AxisRef {
 inline constexpr std::size_t kMaxAxes = 16;
 using AxisList = SmallVec<AxisRef, kMaxAxes>;
 
-// An axis list as a value's sharding stores it: a few axes in place, more (up to kMaxAxes) on the
-// heap. Every value of a program holds one per dim; an AxisList (kMaxAxes inline) there made a
-// 100k-op program's shardings ~90 MB, and each rule application a string of cache misses.
+// An axis list as a value's sharding stores it: two axes in place (most dims hold 0-2; a dim is
+// then 48 bytes), more (up to kMaxAxes) on the heap. Every value of a program holds one per dim;
+// an AxisList (kMaxAxes inline, 216-byte dims) there made a 100k-op program's shardings ~90 MB,
+// and each rule application a string of cache misses.
 class StoredAxes {
  public:
-  static constexpr std::size_t kInline = 4;
+  static constexpr std::size_t kInline = 2;
   StoredAxes() {}
   StoredAxes(const AxisList& l) { assign(l.begin(), l.size()); }  // NOLINT: an AxisList converts
   StoredAxes(const StoredAxes& o) { assign(o.begin(), o.size_); }

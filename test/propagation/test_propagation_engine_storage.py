@@ -73,3 +73,16 @@ def test_a_bad_batch_entry_is_a_typed_error_and_adds_nothing(call, error, match)
     with pytest.raises(error, match=match):
         call(pg)
     assert (pg.num_values(), pg.num_ops()) == (1, 0)
+
+
+def test_a_group_joins_replicated_lists_past_the_in_place_ones():
+    g = Graph()
+    g.mesh("m", [(f"y{i}", 2) for i in range(8)])
+    rep = lambda n, m: "replicated={" + ", ".join(f'"y{i}"' for i in range(n, m)) + "}"  # noqa: E731
+    x = g.value([4], f'<@m, [{{"y0"}}], {rep(1, 4)}>', name="x")
+    y = g.value([4], f'<@m, [{{?}}], {rep(4, 7)}>', name="y")
+    g.group([x, y])
+    g.propagate()
+    for v in (x, y):
+        assert g.dim_axes(v) == [[("y0", 1, 2)]]
+        assert g.sharding_full(v).endswith(rep(1, 7) + ">")
