@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -177,12 +178,16 @@ def propagation_table(layer_counts, repeat: int) -> None:
         n_ops = sum(1 for _ in ir.parse(text, strict_ops=False).walk())
         runs, theirs_runs = [], []
         for _ in range(repeat):  # interleaved, so that both see the same load on a shared machine
+            # each side from a collected heap: the last round's programs are garbage that only a
+            # full collection frees, and it would land in whichever side ran next
+            gc.collect()
             t0 = clock()
             program = ir.parse(text, strict_ops=False)
             t1 = clock()
             spmdkit.propagate(program)
             t2 = clock()
             runs.append((t2 - t0, t1 - t0, t2 - t1))
+            gc.collect()
             theirs = shardy(text)
             theirs_runs.append(theirs[:2])
             del theirs
@@ -337,6 +342,7 @@ def stage_table(layer_counts, repeat: int) -> None:
         inputs = _our_inputs(step, params, specs, tokens)
         best = {}
         for _ in range(repeat):
+            gc.collect()  # each round from a collected heap, as a first call's fresh process has
             times = _our_stages(step, params, tokens, inputs)
             n_ops = times.pop("ops")
             best = {k: min(best.get(k, v), v) for k, v in times.items()}
