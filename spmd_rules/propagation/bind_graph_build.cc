@@ -36,7 +36,8 @@ struct Names {
 //            ops; attrs_key: the attributes' part of an op's signature (ir.core.op_signature)
 py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py::tuple builder, py::tuple graph,
                            py::int_ default_mesh, py::object general, py::object pass_through, py::object attrs_key) {
-  static const Names n;
+  // never destroyed: the strings outlive the interpreter, whose exit a static destructor would follow
+  static const Names& n = *new Names();
   PyObject* tables = builder[0].ptr();
   PyObject* value_ids = builder[1].ptr();
   PyObject* values = builder[2].ptr();

@@ -28,10 +28,12 @@ from typing import Optional
 
 from ..sharding import ShardingError, parse_mesh, parse_sharding
 from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
-from .core import DIRECTIONS, JAX_PREFIX, LOCATION_READERS, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value, paused_gc
+from .core import (DIRECTIONS, JAX_PREFIX, LOCATION_READERS, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value,
+                   paused_gc)
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
 from .mlir_context import ir, parse_module, shared_context
 from .ssa_names import SsaNamer
+
 
 def location_text(loc) -> Optional[str]:
     """Where an op came from, in words (from its MLIR location): "line 4, column 10" for the
