@@ -60,7 +60,7 @@ CLAMPED_STARTS = frozenset({"dynamic_slice", "dynamic_update_slice"})
 
 
 def _clamped_starts(name: str, inputs: list, params: dict) -> list:
-    import jax.numpy as jnp
+    from jax import lax
     x = inputs[0]
     if name == "dynamic_slice":
         window, starts, rest = params["slice_sizes"], inputs[1:1 + x.ndim], inputs[1 + x.ndim:]
@@ -68,7 +68,8 @@ def _clamped_starts(name: str, inputs: list, params: dict) -> list:
     else:
         window, starts, rest = inputs[1].shape, inputs[2:2 + x.ndim], inputs[2 + x.ndim:]
         head = [x, inputs[1]]
-    clamped = [jnp.clip(s, 0, max(n - w, 0)).astype(s.dtype) for s, n, w in zip(starts, x.shape, window)]
+    clamped = [lax.clamp(np.zeros((), s.dtype), s, np.array(max(n - w, 0), s.dtype))
+               for s, n, w in zip(starts, x.shape, window)]
     return head + clamped + list(rest)
 
 
@@ -90,14 +91,15 @@ def _offset_iota(x, layout, dim: int, pm):
     """A local iota counts from this shard's first global index along `dim`: the block number
     (the mixed-radix number of the device's indices on the dim's axes, major first) times the
     local size."""
-    import jax
+    from jax import lax
     axes = layout.dims[dim]
     if not axes:
         return x
-    block = 0
-    for a in axes:
-        block = block * pm.spec.size(a) + jax.lax.axis_index(a)
-    return x + (block * x.shape[dim]).astype(x.dtype)
+    block = np.int32(0)
+    for a in axes:  # lax on tracers, not jnp operators (each is a jitted call while tracing)
+        block = lax.add(lax.mul(block, np.int32(pm.spec.size(a))), lax.axis_index(a))
+    start = lax.convert_element_type(lax.mul(block, np.int32(x.shape[dim])), x.dtype)
+    return lax.add(x, lax.broadcast_in_dim(start, x.shape, ()))
 
 
 def _run_steps(steps, env: dict, pm) -> None:

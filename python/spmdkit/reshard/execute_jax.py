@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .layout import Layout, ReshardError
 from .planner import Plan
 
@@ -73,7 +75,7 @@ def apply_plan(plan: Plan, x, mesh=None):
     """The plan's steps on one device's local array, inside a shard_map over `mesh` (default the
     plan's own factor mesh; any mesh that cuts out every axis the plan uses works)."""
     import jax
-    import jax.numpy as jnp
+    from jax import lax
     names = axis_names_on(plan, mesh) if mesh is not None else {n: (n,) for n in plan.mesh.names}
     for s in plan.steps:
         reduce = s.before.reduce or s.after.reduce
@@ -89,28 +91,54 @@ def apply_plan(plan: Plan, x, mesh=None):
         elif s.kind == "reduce_scatter":
             x = jax.lax.psum_scatter(x, a, scatter_dimension=s.dim, tiled=True)
             if reduce == "avg":
-                x = x / n
+                x = _divided(x, n)
         elif s.kind == "all_reduce":
             if reduce in ("sum", "avg"):
                 x = jax.lax.psum(x, a)
-                x = x / n if reduce == "avg" else x
+                x = _divided(x, n) if reduce == "avg" else x
             else:
                 x = (jax.lax.pmax if reduce == "max" else jax.lax.pmin)(x, a)
         elif s.kind == "all_to_all":
             x = jax.lax.all_to_all(x, a, split_axis=s.dim_to, concat_axis=s.dim, tiled=True)
         elif s.kind == "slice":
             size = x.shape[s.dim] // n
-            x = jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(a) * size, size, axis=s.dim)
+            sizes = x.shape[:s.dim] + (size,) + x.shape[s.dim + 1:]
+            x = lax.dynamic_slice(x, _starts(x.ndim, s.dim, _block_start(a, size)), sizes,
+                                  allow_negative_indices=False)
         elif s.kind == "pad_to_partial":
             size = x.shape[s.dim]
             shape = x.shape[:s.dim] + (size * n,) + x.shape[s.dim + 1:]
-            x = jax.lax.dynamic_update_slice_in_dim(jnp.zeros(shape, x.dtype), x, jax.lax.axis_index(a) * size, s.dim)
+            x = lax.dynamic_update_slice(lax.full(shape, 0, x.dtype), x, _starts(x.ndim, s.dim, _block_start(a, size)),
+                                         allow_negative_indices=False)
         elif s.kind == "make_partial":
             if reduce == "sum":
-                x = jnp.where(jax.lax.axis_index(a) == 0, x, jnp.zeros_like(x))
+                first = lax.eq(lax.axis_index(a), np.int32(0))
+                x = lax.select(lax.broadcast_in_dim(first, x.shape, ()), x, lax.full(x.shape, 0, x.dtype))
         else:
             raise ReshardError(f"unknown step kind '{s.kind}'")
     return x
+
+
+# The steps bind lax primitives on tracers, never jnp operators: each of those is a jitted call
+# of its own while tracing (most of a reshard's tracing time).
+def _block_start(axis, size: int):
+    """This device's first index along a dim cut into blocks of `size` over `axis`."""
+    from jax import lax
+    return lax.mul(lax.axis_index(axis), np.int32(size))
+
+
+def _starts(ndim: int, dim: int, start) -> list:
+    """dynamic_slice's start indices: `start` on `dim`, zero elsewhere."""
+    return [start if d == dim else np.int32(0) for d in range(ndim)]
+
+
+def _divided(x, n: int):
+    """x / n for an average; a float array keeps its dtype (as jnp's true division does)."""
+    import jax.numpy as jnp
+    from jax import lax
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return lax.div(x, lax.full(x.shape, n, x.dtype))
+    return x / n
 
 
 def partition_spec(layout: Layout, names: dict[str, tuple[str, ...]] | None = None):
