@@ -1,6 +1,7 @@
 """Random small programs with a while (fori_loop, scan, while_loop with a traced bound), a case
 (cond, switch), or both nested (a scan whose body has a cond and a fori_loop) over randomly split 8x8 arrays, parallelized on a 2x2 mesh against jax.jit on one
-device (hypothesis; run by control_flow_worker.py "random-N" in a process with 8 devices)."""
+device, each both propagated and searched (strategy="auto", the weight left free) (hypothesis;
+run by control_flow_worker.py "random-N" in a process with 8 devices)."""
 from __future__ import annotations
 
 import collections
@@ -74,12 +75,14 @@ def check(case) -> None:
     stacked = [Shard(p.dim + 1) if isinstance(p, Shard) else p for p in SPLITS[case["xs"]]]  # xs: [2, 8, 8]
     placements = (SPLITS[case["w"]], SPLITS[case["x"]], stacked, None)
     n = np.int32(case["n"])
-    ours = parallelize(fn, MESH, placements)(w, x, xs, n)
     ref = jax.jit(fn)(w, x, xs, n)
-    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(ref)):
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        tol = 1e-5 * max(1.0, float(np.abs(b).max()))
-        assert np.abs(a - b).max() <= tol, f"{case}: differs by {np.abs(a - b).max()} (tolerance {tol})"
+    # propagated from the drawn placements; searched (strategy="auto") with w left to the search
+    for strategy, given in (("propagate", placements), ("auto", (None,) + placements[1:])):
+        ours = parallelize(fn, MESH, given, strategy=strategy)(w, x, xs, n)
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(ref)):
+            a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+            tol = 1e-5 * max(1.0, float(np.abs(b).max()))
+            assert np.abs(a - b).max() <= tol, f"{case}, {strategy}: differs by {np.abs(a - b).max()} (tolerance {tol})"
 
 
 def random_case(examples: int) -> dict:

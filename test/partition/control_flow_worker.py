@@ -9,7 +9,8 @@ a data-dependent predicate and switch on an index argument), "loop-2x2" (a data-
 while_loop and a fori_loop with a traced bound, before the grad), "random-N" (N random programs
 of each kind of loop and branch, hypothesis). Add "+xla" to a model case to also report XLA's partitioning
 of the same placements (bytes per step, loops counted by their trip counts), "+hlo" for only
-our compiled program's.
+our compiled program's, "+auto" to leave the params to the search (strategy="auto"; the batch
+placed as given).
 """
 import json
 import os
@@ -171,7 +172,10 @@ def model_case(case: str) -> dict:
     model, key = name.split("-")
     step, params, batch, placements = SETUPS[model](key)
     mesh = mesh_of(key)
-    par = parallelize(step, mesh, placements)
+    if extra == "auto":  # the params left to the search (strategy="auto"), the batch placed as given
+        par = parallelize(step, mesh, (None, *placements[1:]), strategy="auto")
+    else:
+        par = parallelize(step, mesh, placements)
     ref = jax.jit(step)
     ours_p, ref_p = params, params
     loss_diffs, grad_diffs, param_diffs = [], [], []
@@ -191,7 +195,10 @@ def model_case(case: str) -> dict:
     row = {"case": case, "loss_diffs": loss_diffs, "grad_diffs": grad_diffs, "param_diffs": param_diffs,
            "loss": float(loss), "first_call_s": first_call_s, "plan": str(par.plan),
            "plan_bytes": par.plan.bytes_per_device, "loops": loop_summary(par.partitioned)}
-    if extra == "xla":
+    if extra == "auto":
+        row["placements"] = {k: str(v) for k, v in par.in_shardings.items()}
+        row["search_status"] = par.search_report.status
+    elif extra == "xla":
         row.update(xla_row(step, par, ours_p, batch + extra_args(model, 0)))
     elif extra == "hlo":  # what the compiled program moves per call, loop bodies times their trip counts
         from spmdkit.distributed.compare import looped_bytes

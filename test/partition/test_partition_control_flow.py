@@ -4,9 +4,9 @@ Training steps through spmdkit.distributed.parallelize on 8 virtual CPU devices 
 process, control_flow_worker.py): an RNN under lax.scan and a transformer whose layers are stacked
 under lax.scan on 2x2 and 2x2x2, cond/switch and while_loop/fori_loop steps on 2x2, 5 steps each,
 feeding the new params back; loss, gradients and new params equal one device within 1e-5. Random
-programs with a while or a case (hypothesis) likewise. Without devices: the plan's structure
-(loop-invariant reshards hoisted before the loop, trip counts, carry layouts from propagation)
-and typed errors naming the op.
+programs with a while or a case (hypothesis) likewise, each also searched (strategy="auto").
+Without devices: the plan's structure (loop-invariant reshards hoisted before the loop, trip
+counts, carry layouts from propagation) and typed errors naming the op.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ HERE = Path(__file__).parent
 TOL = 1e-5
 HAS_PROPAGATION = hasattr(core, "PropagationGraph")
 needs_propagation = pytest.mark.skipif(not HAS_PROPAGATION, reason="this build of _core has no propagation engine")
-CASES = ["rnn-2x2+xla", "rnn-2x2x2", "stack-2x2", "stack-2x2x2", "branch-2x2", "loop-2x2"]
+CASES = ["rnn-2x2+xla", "rnn-2x2x2", "stack-2x2", "stack-2x2x2", "branch-2x2", "loop-2x2",
+         "stack-2x2+auto", "branch-2x2+auto", "loop-2x2+auto"]   # +auto: the params searched (strategy="auto")
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,8 @@ def test_steps_with_control_flow_equal_one_device(rows, case):
     assert len(row["loss_diffs"]) == 5
     assert max(row["loss_diffs"]) <= TOL and max(row["grad_diffs"]) <= TOL and max(row["param_diffs"]) <= TOL, row
     assert row["loops"], "the step has no partitioned while/case"
+    if case.endswith("+auto"):
+        assert row["search_status"] == "Optimal"
 
 
 @needs_propagation

@@ -100,7 +100,7 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
 
     node_costs, memory = [], []
     for n in space.nodes:
-        node_costs.append(np.array([model.compute_us(s.local_flops) for s in n.strategies]))
+        node_costs.append(np.array([n.weight * model.compute_us(s.local_flops) for s in n.strategies]))
         if n.kind == "arg":
             copies = 1 + len(n.tied_results)
             memory.append(np.array([copies * local_bytes(n.value, s.results[0], pm) for s in n.strategies]))
@@ -120,7 +120,9 @@ def build_costs(space: SearchSpace, model: AutoCostModel = DEFAULT_AUTO_COST) ->
             if table is None:
                 table = tables[(shape, size)] = ReshardTable(pm.spec, shape, size, model.reshard)
             hit = matrices[key] = table.matrix(src_layouts, dst_layouts)
-        edges.append(EdgeCost(hit[0], src_class, dst_class, hit[1]))
+        w = e.weight   # a loop body's reshard: once per iteration
+        edges.append(EdgeCost(hit[0], src_class, dst_class, hit[1]) if w == 1 else
+                     EdgeCost(hit[0] * w, src_class, dst_class, hit[1] * w))
     whole: dict = {}
     for n in space.nodes:
         if id(n.strategies) not in whole:

@@ -23,6 +23,14 @@ from .cost import Costs, local_bytes
 from .strategies import SearchSpace, value_bytes
 
 
+def _reads(op) -> list:
+    """The values an op reads: its operands and, for control flow, what its regions read from
+    outside them (a backward scan reads the forward pass's values that way)."""
+    if not op.regions:
+        return op.operands
+    return list(op.operands) + [v for nested in op.walk() if nested is not op for v in nested.operands]
+
+
 def _ancestors(ops, producer, value) -> set[int]:
     """Positions of the ops `value` depends on."""
     seen, stack = set(), [producer.get(id(value))]
@@ -31,7 +39,7 @@ def _ancestors(ops, producer, value) -> set[int]:
         if k is None or k in seen:
             continue
         seen.add(k)
-        stack.extend(producer.get(id(v)) for v in ops[k].operands)
+        stack.extend(producer.get(id(v)) for v in _reads(ops[k]))
     return seen
 
 
@@ -62,7 +70,7 @@ def activations(fn, loss_result: Optional[int] = None) -> dict[int, list[int]]:
     for k, op in enumerate(ops):
         if k in forward:
             continue
-        for v in op.operands:
+        for v in _reads(op):
             src = producer.get(id(v))
             if src is not None and src in forward:
                 kept.setdefault(src, set()).add(next(s for s, r in enumerate(ops[src].results) if r is v))
@@ -75,12 +83,16 @@ def add_activation_memory(space: SearchSpace, costs: Costs, fn, loss_result: Opt
     kept = activations(fn, loss_result)
     whole = 0.0
     for i, node in enumerate(space.nodes):
-        slots = kept.get(node.index) if node.kind == "op" else None
+        # the function's own ops (positions in its block); a loop's kept values are its results
+        slots = kept.get(node.index) if node.kind in ("op", "carry") and not node.depth else None
+        if node.kind == "carry" and slots:
+            slots = [0] if node.carry in slots else None
         if not slots:
             continue
         op = node.op
-        extra = np.array([sum(local_bytes(op.results[r], s.results[r], space.pm) for r in slots)
+        values = [op.results[node.carry]] if node.kind == "carry" else [op.results[r] for r in slots]
+        extra = np.array([sum(local_bytes(v, s.results[r], space.pm) for v, r in zip(values, slots))
                           for s in node.strategies])
         costs.memory[i] = costs.memory[i] + extra
-        whole += sum(value_bytes(op.results[r]) for r in slots)
+        whole += sum(value_bytes(v) for v in values)
     return whole

@@ -87,7 +87,7 @@ def build_report(space: SearchSpace, costs: Costs, sol: Solution, labels: list[s
             touching.setdefault(d, []).append(k)
     for i, n in enumerate(space.nodes):
         s = n.strategies[choice[i]]
-        if n.kind == "op":
+        if n.kind in ("op", "carry"):   # a carry: a loop's (a case's) value, in its layout
             report.ops.append(OpChoice(n.name, s.text(n.factor_names), float(costs.node[i][choice[i]]),
                                        float(comm_in[i]), float(bytes_in[i])))
         elif n.kind == "arg":
@@ -119,7 +119,7 @@ def _why(space, costs, choice, i, edges, readers) -> str:
     read = []
     for d in dict.fromkeys(readers):
         node = space.nodes[d]
-        if node.kind == "op":
+        if node.kind in ("op", "carry"):
             read.append(f"{node.name} {node.strategies[choice[d]].text(node.factor_names)}")
     alternatives = []
     base = _local_cost(costs, choice, i, edges)

@@ -40,8 +40,8 @@ def auto_shard(program, pinned_args: Optional[Sequence[bool]] = None, ties: Opti
                time_limit_s: float = 30.0, arg_labels: Optional[Sequence[str]] = None,
                out_labels: Optional[Sequence[str]] = None, loss_result: Optional[int] = None) -> SearchReport:
     """Chooses a layout for every free argument, op and free result of `program`'s main
-    function (one flat block over one mesh), annotates the program in place, and returns the
-    report. `pinned_args[i]`: argument i keeps its annotation (default: annotated args are
+    function (one mesh; the regions of its while and case ops included), annotates the program
+    in place, and returns the report. `pinned_args[i]`: argument i keeps its annotation (default: annotated args are
     pinned); results with a declared sharding keep it; `ties`: result -> argument whose layout
     it comes back in. Memory counts arguments, results and the activations the backward pass
     reads (`loss_result`: which result is the loss; default the first rank-0 float one;

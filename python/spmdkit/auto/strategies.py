@@ -11,6 +11,13 @@ max/min). The fully replicated strategy is always there.
 
 An argument's or result's strategies are its layouts: each mesh axis on at most one dim, dims
 divisible; pinned ones have exactly the layout the user gave.
+
+Control flow (JAX's scan, fori_loop, while_loop, cond, switch): each carried value of a while
+(and each result of a case) is a "carry" node whose strategies are its layouts, read in that
+layout from its initial value and from the body's (each branch's) result; the ops of the cond,
+the body and the branches are nodes like any other, reading the carries through the regions'
+arguments and the enclosing blocks' values directly. A loop body's nodes and the reshards of its
+values count once per iteration (the trip count of a counted loop, else once).
 """
 from __future__ import annotations
 
@@ -60,25 +67,32 @@ def layout_text(layout: Layout) -> str:
 
 @dataclass(eq=False)
 class Node:
-    kind: str                         # "arg", "op", "result"
+    kind: str                         # "arg", "op", "carry" (one value of a while or case), "result"
     name: str                         # the leaf's label, or the op's name and place
     strategies: list[Strategy]
-    op: Any = None                    # the IR op (kind "op")
+    op: Any = None                    # the IR op (kinds "op" and "carry")
     value: Any = None                 # the argument's or result's IR value
-    index: int = 0                    # argument or result number; op position in the block
+    index: int = 0                    # argument or result number; op position in its block
     pinned: bool = False
     tied_results: list[int] = field(default_factory=list)   # results that must come back in this arg's layout
     factor_names: list[str] = field(default_factory=list)
+    carry: int = -1                   # kind "carry": which of the op's results
+    weight: float = 1.0               # how many times a step runs it (a loop body's ops: the trip count)
+    depth: int = 0                    # 0: in the function's own block; else nested in that many regions
 
 
 @dataclass(frozen=True)
 class Edge:
-    """A value produced by `src` (its result `src_slot`) and read by `dst` (its operand `dst_slot`)."""
+    """A value produced by `src` (its result `src_slot`) and read by `dst` (its operand `dst_slot`);
+    `weight`: how many times a step reshards it (the partitioner reshards a value in the block
+    that defines it: once per iteration inside a loop body, once before the loop for a value the
+    body reads from outside)."""
     src: int
     src_slot: int
     dst: int
     dst_slot: int
     value: Any
+    weight: float = 1.0
 
 
 @dataclass
@@ -187,30 +201,36 @@ def _arg_name(v, i: int) -> str:
 
 
 def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> SearchSpace:
-    """Nodes and edges of `program`'s main function. `pinned_args[i]`: argument i keeps its
-    annotation; `ties`: result index -> argument index whose layout it must come back in; other
-    results keep a declared sharding, or are free when they have none."""
+    """Nodes and edges of `program`'s main function (its control flow included). `pinned_args[i]`:
+    argument i keeps its annotation; `ties`: result index -> argument index whose layout it must
+    come back in; other results keep a declared sharding, or are free when they have none."""
+    from ..partition.control_flow import trip_count
     from ..partition.partitioner import check_function
     pm = ProgramMesh.of(program)
     fn = program.main
     try:
-        check_function(fn)
+        check_function(fn, control_flow=True)
     except ValueError as e:
         raise AutoShardingError(str(e)) from None
     nodes: list[Node] = []
     edges: list[Edge] = []
-    where: dict[int, tuple[int, int]] = {}    # id(value) -> (node, result slot)
+    where: dict[int, tuple[int, int, float]] = {}  # id(value) -> (node, result slot, weight of its block)
     shared: dict = {}                          # op signature -> (strategies, factor names)
-    layouts_of: dict = {}                      # (kind, shape) -> strategies over value_layouts (shared)
+    layouts_of: dict = {}                      # (kind, reads, shape) -> strategies over value_layouts (shared)
 
-    def layouts(shape, kind):
-        key = (kind, tuple(shape))
+    def layouts(shape, kind, reads=1):
+        key = (kind, reads, tuple(shape))
         hit = layouts_of.get(key)
         if hit is None:
-            make = {"arg": lambda l: Strategy((), (l,)), "identity": lambda l: Strategy((l,), (l,)),
+            make = {"arg": lambda l: Strategy((), (l,)), "identity": lambda l: Strategy((l,) * reads, (l,)),
                     "result": lambda l: Strategy((l,), ())}[kind]
-            hit = layouts_of[key] = [make(l) for l in value_layouts(key[1], pm)]
+            hit = layouts_of[key] = [make(l) for l in value_layouts(key[2], pm)]
         return hit
+
+    def read(node: int, slot: int, v) -> None:
+        src, src_slot, weight = where[id(v)]
+        edges.append(Edge(src, src_slot, node, slot, v, weight))
+
     for i, v in enumerate(fn.args):
         if pinned_args[i]:
             try:
@@ -226,40 +246,87 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
         else:
             strategies = layouts(v.type.shape, "arg")
         nodes.append(Node("arg", f"%arg{i}", strategies, value=v, index=i, pinned=pinned_args[i]))
-        where[id(v)] = (len(nodes) - 1, 0)
-    for k, op in enumerate(fn.body.ops):
-        if op.is_terminator:
-            ret = op
-            break
-        if op.name in SOURCE_OPS:   # computed whole on every device; a consumer slices it for free
-            strategies, names = [Strategy((), tuple(replicated(r.type.rank) for r in op.results))], []
-        elif op.name in IDENTITY_OPS:
-            target = layout_of_value(op.result, pm) if op.result.sharding is not None else None
-            if target is None:
-                strategies = layouts(op.result.type.shape, "identity")
-            else:
-                strategies = [Strategy((target,), (target,))]
-            names = []
-        else:   # once per distinct signature: a transformer's layers repeat theirs
-            sig = _signature(op)
-            hit = shared.get(sig) if sig is not None else None
-            if hit is None:
-                hit = op_strategies(op, pm)
-                if sig is not None:
-                    shared[sig] = hit
-            strategies, names = hit
-        nodes.append(Node("op", f"{op.name}@{k}", strategies, op=op, index=k, factor_names=names))
-        nid = len(nodes) - 1
-        for s, v in enumerate(op.operands):
-            src, slot = where[id(v)]
-            edges.append(Edge(src, slot, nid, s, v))
-        for s, v in enumerate(op.results):
-            where[id(v)] = (nid, s)
-    else:
+        where[id(v)] = (len(nodes) - 1, 0, 1.0)
+
+    def carry_node(op, k: int, j: int, reads: int, weight: float, depth: int, where_: str) -> int:
+        """A node for result j of a while or case (its carried value, or its j-th result)."""
+        y = op.results[j]
+        if y.sharding is not None:   # a layout the program fixes (a constraint written on the loop)
+            target = layout_of_value(y, pm)
+            strategies = [Strategy((target,) * reads, (target,))]
+        else:
+            strategies = layouts(y.type.shape, "identity", reads)
+        nodes.append(Node("carry", f"{where_}{op.name}@{k} #{j}", strategies, op=op, index=k, carry=j, weight=weight,
+                          depth=depth))
+        return len(nodes) - 1
+
+    def control_flow(op, k: int, weight: float, depth: int, where_: str) -> None:
+        inside = f"{where_}{op.name}@{k}/"   # nested nodes are named by their path: while@12/body/dot@3
+        if op.name == "stablehlo.while":
+            cond, body = (r.block for r in op.regions)
+            inner = weight * max(trip_count(op) or 1, 1)
+            carries = [carry_node(op, k, j, 2, weight, depth, where_) for j in range(len(op.results))]
+            for j, x in enumerate(op.operands):
+                read(carries[j], 0, x)
+            for block in (cond, body):
+                for j, a in enumerate(block.args):
+                    where[id(a)] = (carries[j], 0, inner)
+            walk(cond, inner, depth + 1, inside + "cond/")  # its predicate is made whole: no edge
+            ret = walk(body, inner, depth + 1, inside + "body/")
+            for j, r in enumerate(ret.operands):
+                read(carries[j], 1, r)
+        else:  # stablehlo.case: its index is a scalar (whole, no choice); its branches take no arguments
+            rets = [walk(region.block, weight, depth + 1, f"{inside}branch{b}/") for b, region in enumerate(op.regions)]
+            carries = [carry_node(op, k, j, len(rets), weight, depth, where_) for j in range(len(op.results))]
+            for j, node in enumerate(carries):
+                for b, ret in enumerate(rets):
+                    read(node, b, ret.operands[j])
+        for j, y in enumerate(op.results):
+            where[id(y)] = (carries[j], 0, weight)
+
+    def walk(block, weight: float, depth: int, where_: str = ""):
+        """Nodes for the ops of `block`; returns its terminator (a region's: required)."""
+        for k, op in enumerate(block.ops):
+            if op.is_terminator:
+                return op
+            if op.regions:
+                control_flow(op, k, weight, depth, where_)
+                continue
+            if op.name in SOURCE_OPS or not op.operands:   # computed whole on every device; a consumer slices it free
+                strategies, names = [Strategy((), tuple(replicated(r.type.rank) for r in op.results))], []
+            elif op.name in IDENTITY_OPS:
+                target = layout_of_value(op.result, pm) if op.result.sharding is not None else None
+                if target is None:
+                    strategies = layouts(op.result.type.shape, "identity")
+                else:
+                    strategies = [Strategy((target,), (target,))]
+                names = []
+            else:   # once per distinct signature: a transformer's layers repeat theirs
+                sig = _signature(op)
+                hit = shared.get(sig) if sig is not None else None
+                if hit is None:
+                    hit = op_strategies(op, pm)
+                    if sig is not None:
+                        shared[sig] = hit
+                strategies, names = hit
+            nodes.append(Node("op", f"{where_}{op.name}@{k}", strategies, op=op, index=k, factor_names=names,
+                              weight=weight, depth=depth))
+            nid = len(nodes) - 1
+            for s, v in enumerate(op.operands):
+                read(nid, s, v)
+            for s, v in enumerate(op.results):
+                where[id(v)] = (nid, s, weight)
+        if depth:
+            raise AutoShardingError("a region of a control-flow op has no terminator", op=block.ops[-1].name
+                                    if block.ops else "region")
+        return None
+
+    ret = walk(fn.body, 1.0, 0)
+    if ret is None:
         raise AutoShardingError(f"@{fn.name} has no return")
     declared = list(fn.result_shardings) + [None] * len(ret.operands)
     for i, v in enumerate(ret.operands):
-        src, slot = where[id(v)]
+        src, slot, _ = where[id(v)]
         if i in ties:
             a = ties[i]
             nodes[a].tied_results.append(i)

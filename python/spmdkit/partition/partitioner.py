@@ -72,8 +72,9 @@ def check_function(fn, control_flow: bool = False) -> None:
                 raise PartitionError("calls are not partitioned; inline them with spmdkit.ir.inline_calls(program) "
                                      "(or import_jax(..., inline_calls=True))", op=op.name)
             if op.regions and not control_flow:
-                raise PartitionError("control flow is partitioned from propagated shardings (spmdkit.propagate, "
-                                     "strategy='propagate'); completion handles flat functions only", op=op.name)
+                raise PartitionError("control flow is partitioned from propagated or searched shardings "
+                                     "(spmdkit.propagate, strategy='propagate' or 'auto'); completion handles flat "
+                                     "functions only", op=op.name)
             if op.regions and op.name not in CONTROL_FLOW_OPS:
                 raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
                                      f"partitioned", op=op.name)
