@@ -45,6 +45,37 @@ def test_prints_an_annotated_program_that_partitions(mlp_file, capsys):
     assert partition(program).summary().bytes_per_device >= 0
 
 
+def test_searches_a_step_as_jax_lowers_it(tmp_path, capsys):
+    """MLIR as `jax.jit(step).lower(...).as_text()` writes it: StableHLO ops whose attributes are
+    StableHLO's (dot_dimension_numbers), reductions with a body, a scan's while loop."""
+    import jax.numpy as jnp
+
+    def step(w, x):
+        def loss(w):
+            h, _ = jax.lax.scan(lambda h, wi: (jnp.tanh(h @ wi), None), x, w)
+            return jnp.mean(h ** 2)
+        value, grad = jax.value_and_grad(loss)(w)
+        return w - 0.1 * grad, value
+
+    path = tmp_path / "step.mlir"
+    path.write_text(jax.jit(step).lower(jnp.zeros((4, 32, 32)), jnp.zeros((8, 32))).as_text())
+    assert main(["auto", str(path), "--mesh", "dp=2,mp=2"]) == 0
+    out, err = capsys.readouterr()
+    assert "// search: Optimal" in err
+    program = ir.parse(out)
+    ops = list(program.walk())
+    assert {"stablehlo.dot_general", "stablehlo.reduce", "stablehlo.while"} <= {op.name for op in ops}
+    assert all(a.sharding is not None for a in program.main.args)
+    for op in program.main.body.ops:   # the function's own ops, the loops and the reductions among them
+        if op.results and op.operands and op.name != "stablehlo.constant":
+            assert all(r.sharding is not None for r in op.results), op.name
+    whiles = [op for op in program.main.body.ops if op.name == "stablehlo.while"]
+    assert whiles
+    for op in whiles:   # the ops inside the loop bodies too (a carry's layout is on the loop's results)
+        inner = [o for o in op.regions[1].block.ops if o.results and o.operands and not o.regions]
+        assert inner and all(r.sharding is not None for o in inner for r in o.results), op
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--mesh", "2xx2"], "--mesh"),
     (["--mesh", "dp=2,mp=2", "--memory-limit", "2XB"], "2XB"),

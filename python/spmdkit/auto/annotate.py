@@ -12,6 +12,7 @@ returned value in another layout gets a constraint before the loop or before the
 from __future__ import annotations
 
 from ..ir import Op
+from ..partition.control_flow import CONTROL_FLOW_OPS
 from ..partition.layouts import to_sharding
 from ..partition.rules import SOURCE_OPS
 from .strategies import SearchSpace
@@ -70,7 +71,7 @@ def annotate(program, space: SearchSpace, choice: list[int]) -> int:
                     op.operands[:] = [in_layout(v, need, block, out) for v, need in zip(op.operands, returns)]
                 out.append(op)
                 continue
-            if op.regions:
+            if op.regions and op.name in CONTROL_FLOW_OPS:
                 layouts = carries[id(op)]
                 wanted = [layouts[j] for j in range(len(op.results))]
                 if op.name == "stablehlo.while":

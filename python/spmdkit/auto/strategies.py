@@ -185,7 +185,7 @@ def op_strategies(op, pm: ProgramMesh) -> tuple[list[Strategy], list[str]]:
 
 def _signature(op):
     """What an op's strategies depend on (ir.core.op_signature: name, types, attributes); None
-    for an op with regions or attributes that cannot be keyed: not shared."""
+    for an op with regions (a reduce's body) or attributes that cannot be keyed: not shared."""
     if op.regions:
         return None
     try:
@@ -204,12 +204,12 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
     """Nodes and edges of `program`'s main function (its control flow included). `pinned_args[i]`:
     argument i keeps its annotation; `ties`: result index -> argument index whose layout it must
     come back in; other results keep a declared sharding, or are free when they have none."""
-    from ..partition.control_flow import trip_count
+    from ..partition.control_flow import CONTROL_FLOW_OPS, trip_count
     from ..partition.partitioner import check_function
     pm = ProgramMesh.of(program)
     fn = program.main
     try:
-        check_function(fn, control_flow=True)
+        check_function(fn, control_flow=True, other_regions=True)
     except ValueError as e:
         raise AutoShardingError(str(e)) from None
     nodes: list[Node] = []
@@ -289,7 +289,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
         for k, op in enumerate(block.ops):
             if op.is_terminator:
                 return op
-            if op.regions:
+            if op.regions and op.name in CONTROL_FLOW_OPS:
                 control_flow(op, k, weight, depth, where_)
                 continue
             if op.name in SOURCE_OPS or not op.operands:   # computed whole on every device; a consumer slices it free

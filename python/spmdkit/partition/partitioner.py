@@ -54,10 +54,12 @@ def _itemsize(dtype: str) -> int:
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
-def check_function(fn, control_flow: bool = False) -> None:
+def check_function(fn, control_flow: bool = False, other_regions: bool = False) -> None:
     """Calls must be inlined (import with inline_calls=True); ops with regions are refused unless
-    `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not).
-    Tokens and dynamically shaped tensors (propagation leaves them unsharded) are refused."""
+    `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not);
+    `other_regions`: other ops with regions pass too (a reduce's or a scatter's scalar body: the
+    search reads their rules' factor tables). Tokens and dynamically shaped tensors (propagation
+    leaves them unsharded) are refused."""
     for i, a in enumerate(fn.args):
         if is_opaque(a.type):
             raise PartitionError(f"type {a.type} is not partitioned (static ranked tensors only)",
@@ -75,7 +77,7 @@ def check_function(fn, control_flow: bool = False) -> None:
                 raise PartitionError("control flow is partitioned from propagated or searched shardings "
                                      "(spmdkit.propagate, strategy='propagate' or 'auto'); completion handles flat "
                                      "functions only", op=op.name)
-            if op.regions and op.name not in CONTROL_FLOW_OPS:
+            if op.regions and op.name not in CONTROL_FLOW_OPS and not other_regions:
                 raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
                                      f"partitioned", op=op.name)
 

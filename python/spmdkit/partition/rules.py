@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..ir import Op, RuleBindingError
 from ..ir.core import op_signature
-from ..ir.bind_jax import bind
+from ..ir.bind_jax import bind as bind_jax
+from ..ir.bind_stablehlo import bind as bind_decoded
 from .errors import PartitionError
 from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec
 
@@ -61,7 +62,9 @@ def _bound(op, pm: ProgramMesh | None = None):
     # bind reads the rule by the op's name: an aliased op binds through a view under the rule's name
     view = op if name == original else Op(name, list(op.operands), list(op.results), dict(op.attrs))
     try:
-        call = bind(view)
+        # jax.* ops carry the rules' own attributes; a StableHLO op's are decoded first (its
+        # dot_dimension_numbers, ...): a program parsed from MLIR text (spmdkit auto FILE)
+        call = (bind_jax if view.name.startswith("jax.") else bind_decoded)(view)
     except RuleBindingError as e:
         raise PartitionError(e.reason, op=original) from None
     results = {id(v) for v in op.results}  # a rule with no tensor input is handed its results (iota)
