@@ -556,6 +556,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "spmdkit C++ core: sharding inference rules generated from rules_yaml/";
   { void spmdkit_bind_propagation(py::module_&); spmdkit_bind_propagation(m); }  // spmd_rules/propagation/
   { void spmdkit_bind_graph_build(py::module_&); spmdkit_bind_graph_build(m); }  // spmd_rules/propagation/
+  { void spmdkit_bind_op_signature(py::module_&); spmdkit_bind_op_signature(m); }  // spmd_rules/propagation/
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -6,6 +6,8 @@
 // to the builder's and the graph's lists: the same entries the Python path appends, in order.
 #include <pybind11/pybind11.h>
 
+#include "propagation/bind_op_signature.h"
+
 namespace py = pybind11;
 
 namespace {
@@ -33,9 +35,9 @@ struct Names {
 //            operands, results, flags), its table id -> (parts, pass-through-like), and the mesh
 //            id of an unannotated value
 //   general: op names the loop leaves to Python; pass_through: names that move with elementwise
-//            ops; attrs_key: the attributes' part of an op's signature (ir.core.op_signature)
+//            ops; frozen_attr: ir.core.frozen_attr, for the signature's keys (bind_op_signature.cc)
 py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py::tuple builder, py::tuple graph,
-                           py::int_ default_mesh, py::object general, py::object pass_through, py::object attrs_key) {
+                           py::int_ default_mesh, py::object general, py::object pass_through, py::object frozen_attr) {
   // never destroyed: the strings outlive the interpreter, whose exit a static destructor would follow
   static const Names& n = *new Names();
   PyObject* tables = builder[0].ptr();
@@ -75,11 +77,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
     const py::ssize_t n_in = PyList_GET_SIZE(operands.ptr()), n_out = PyList_GET_SIZE(results.ptr());
 
     // the op's signature (ir.core.op_signature) and its table: none yet -> Python makes it
-    py::tuple in_types(n_in), out_types(n_out);
-    for (py::ssize_t k = 0; k < n_in; ++k) in_types[k] = attr(PyList_GET_ITEM(operands.ptr(), k), n.type.ptr());
-    for (py::ssize_t k = 0; k < n_out; ++k) out_types[k] = attr(PyList_GET_ITEM(results.ptr(), k), n.type.ptr());
-    py::object attrs_part = PyDict_GET_SIZE(attrs.ptr()) ? attrs_key(attrs) : py::object(py::tuple());
-    py::tuple key = py::make_tuple(name, in_types, out_types, attrs_part);
+    py::object key = spmdkit_signature::op_signature(op, frozen_attr.ptr());
     PyObject* hit = PyDict_GetItemWithError(tables, key.ptr());  // borrowed
     if (!hit) {
       if (PyErr_Occurred()) {
@@ -154,7 +152,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
 
 void spmdkit_bind_graph_build(py::module_& m) {
   m.def("build_rule_ops", &build_rule_ops, py::arg("ops"), py::arg("start"), py::arg("skip"), py::arg("builder"),
-        py::arg("graph"), py::arg("default_mesh"), py::arg("general"), py::arg("pass_through"), py::arg("attrs_key"),
+        py::arg("graph"), py::arg("default_mesh"), py::arg("general"), py::arg("pass_through"), py::arg("frozen_attr"),
         "Takes a block's plain factor-table ops from `start` into the graph (from_ir._Builder.ops); returns the "
         "index of the first op it left to Python.");
 }

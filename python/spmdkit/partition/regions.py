@@ -16,7 +16,7 @@ It runs the region whole only if that is strictly cheaper.
 from __future__ import annotations
 
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
-from .rules import factor_table, signature_of
+from .rules import factor_table, sign_block, signature_of
 
 
 def _is_elementwise(op, pm) -> bool:
@@ -77,6 +77,7 @@ class Regions:
 
         self.uses = uses = {}
         count = uses.get
+        sign_block(fn.body.ops, pm)  # every op's signature in one call: the scan and the partitioner read them
         for op in fn.body.ops:
             elementwise = _is_elementwise(op, pm)
             if elementwise:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _core
-from ..ir.core import attrs_key, op_signature, paused_gc
+from ..ir.core import frozen_attr, op_signature, paused_gc
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -181,7 +181,7 @@ class _Builder:
         while i < count:
             default = g._default_id if g._default_id is not None else g._default_mesh_id()
             i = _core.build_rule_ops(ops, i, skip, builder, g._build_lists(), default, _GENERAL, LAYOUT_PASS_THROUGH,
-                                     attrs_key)
+                                     frozen_attr)
             if i < count:
                 if ops[i] is not skip:
                     self.op(ops[i], fn)

@@ -1,0 +1,123 @@
+// The signature of an IR op (spmdkit.ir.core.op_signature): its name, its operand and result
+// types, its attributes as a key. Ops of one signature share a factor table (the propagation
+// graph's build) and every answer a rule gives about them (the partitioner's memos); both ask it
+// of every op, so it is made here in one call per block. The Python definition stays the
+// reference: an attribute value other than a list or tuple of atoms is keyed by ir.core.frozen_attr.
+#include "propagation/bind_op_signature.h"
+
+namespace py = pybind11;
+
+namespace spmdkit_signature {
+
+namespace {
+
+py::object attr(PyObject* o, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(o, name);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+bool is_atom(PyObject* v) {
+  return PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v) || v == Py_None;
+}
+
+// frozen_attr(value): a list or tuple of atoms becomes their tuple, an atom stays itself; anything
+// else is Python's frozen_attr (nested lists, dicts, arrays, objects)
+py::object frozen(PyObject* v, PyObject* frozen_attr) {
+  if (is_atom(v)) return py::reinterpret_borrow<py::object>(v);
+  if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+    const py::ssize_t n = PySequence_Fast_GET_SIZE(v);
+    PyObject** items = PySequence_Fast_ITEMS(v);
+    bool atoms = true;
+    for (py::ssize_t i = 0; i < n && atoms; ++i) atoms = is_atom(items[i]);
+    if (atoms) {
+      if (PyTuple_CheckExact(v)) return py::reinterpret_borrow<py::object>(v);
+      return py::reinterpret_steal<py::object>(PyList_AsTuple(v));
+    }
+  }
+  PyObject* r = PyObject_CallOneArg(frozen_attr, v);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+}  // namespace
+
+py::object attrs_key(PyObject* attrs, PyObject* frozen_attr) {
+  const py::ssize_t n = PyDict_GET_SIZE(attrs);
+  py::tuple out(n);
+  PyObject *key, *value;
+  py::ssize_t pos = 0, i = 0;
+  while (PyDict_Next(attrs, &pos, &key, &value)) {
+    out[i++] = py::make_tuple(py::reinterpret_borrow<py::object>(key), frozen(value, frozen_attr));
+  }
+  return std::move(out);
+}
+
+py::object op_signature(PyObject* op, PyObject* frozen_attr) {
+  static PyObject* s_name = PyUnicode_InternFromString("name");
+  static PyObject* s_operands = PyUnicode_InternFromString("operands");
+  static PyObject* s_results = PyUnicode_InternFromString("results");
+  static PyObject* s_attrs = PyUnicode_InternFromString("attrs");
+  static PyObject* s_type = PyUnicode_InternFromString("type");
+  py::object name = attr(op, s_name);
+  py::tuple types[2];
+  PyObject* lists[2] = {s_operands, s_results};
+  for (int side = 0; side < 2; ++side) {
+    py::object values = attr(op, lists[side]);
+    py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(values.ptr(), "operands must be a list"));
+    if (!seq) throw py::error_already_set();
+    const py::ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    types[side] = py::tuple(n);
+    for (py::ssize_t k = 0; k < n; ++k) types[side][k] = attr(items[k], s_type);
+  }
+  py::object attrs = attr(op, s_attrs);
+  if (!PyDict_Check(attrs.ptr())) throw py::type_error("op attrs must be a dict");
+  py::object part = PyDict_GET_SIZE(attrs.ptr()) ? attrs_key(attrs.ptr(), frozen_attr) : py::object(py::tuple());
+  return py::make_tuple(name, types[0], types[1], part);
+}
+
+}  // namespace spmdkit_signature
+
+namespace {
+
+// The number of each op's signature in `numbers` (signature -> number, new ones added as
+// len(numbers)); -1 for an op whose attributes cannot be keyed (op_signature's TypeError).
+py::list signature_numbers(py::list ops, py::dict numbers, py::object frozen_attr) {
+  const py::ssize_t n = PyList_GET_SIZE(ops.ptr());
+  py::list out(n);
+  for (py::ssize_t i = 0; i < n; ++i) {
+    long number = -1;
+    try {
+      py::object key = spmdkit_signature::op_signature(PyList_GET_ITEM(ops.ptr(), i), frozen_attr.ptr());
+      PyObject* hit = PyDict_GetItemWithError(numbers.ptr(), key.ptr());
+      if (hit) {
+        number = PyLong_AsLong(hit);
+      } else if (!PyErr_Occurred()) {
+        number = static_cast<long>(PyDict_GET_SIZE(numbers.ptr()));
+        py::int_ value(number);
+        if (PyDict_SetItem(numbers.ptr(), key.ptr(), value.ptr()) < 0) throw py::error_already_set();
+      } else {
+        throw py::error_already_set();
+      }
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      number = -1;  // an attribute that cannot be keyed
+    }
+    out[i] = py::int_(number);
+  }
+  return out;
+}
+
+}  // namespace
+
+void spmdkit_bind_op_signature(py::module_& m) {
+  m.def("op_signature", [](py::object op, py::object frozen_attr) {
+          return spmdkit_signature::op_signature(op.ptr(), frozen_attr.ptr());
+        }, py::arg("op"), py::arg("frozen_attr"),
+        "spmdkit.ir.core.op_signature(op), made in C++ (frozen_attr: ir.core.frozen_attr, for values "
+        "other than atoms and lists or tuples of them).");
+  m.def("signature_numbers", &signature_numbers, py::arg("ops"), py::arg("numbers"), py::arg("frozen_attr"),
+        "The number of each op's signature in `numbers` (signature -> number; new ones added as "
+        "len(numbers)); -1 where an attribute cannot be keyed.");
+}
