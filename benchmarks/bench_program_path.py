@@ -210,16 +210,36 @@ def memory(layers: int) -> None:
     text = lowered_text(layers)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     ir.parse(lowered_text(4), strict_ops=False)  # MLIR's context and the rule registry, made once
+    full_gc = _full_collections()
     t0, c0 = time.perf_counter(), time.process_time()
     program = ir.parse(text, strict_ops=False)
     t1, c1 = time.perf_counter(), time.process_time()
     spmdkit.propagate(program)
     t2, c2 = time.perf_counter(), time.process_time()
+    gc.callbacks.remove(full_gc)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     n_ops = sum(1 for _ in program.walk())
     print(f"{layers}-layer step, {n_ops} ops: parse {t1 - t0:.2f} s, propagate {t2 - t1:.2f} s, end to end "
           f"{t2 - t0:.2f} s wall ({c2 - c0:.2f} s CPU: parse {c1 - c0:.2f}, propagate {c2 - c1:.2f}); "
-          f"peak RSS {peak:.0f} MB ({before:.0f} MB before parsing: Python, jax, the text)")
+          f"peak RSS {peak:.0f} MB ({before:.0f} MB before parsing: Python, jax, the text); "
+          f"CPython's full collections in it: {full_gc.count} taking {full_gc.seconds:.2f} s")
+
+
+def _full_collections():
+    """A gc callback that counts the full (oldest-generation) collections and their seconds."""
+    started = []
+
+    def callback(phase, info):
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            callback.seconds += time.perf_counter() - started.pop()
+            callback.count += 1
+    callback.seconds, callback.count = 0.0, 0
+    gc.callbacks.append(callback)
+    return callback
 
 
 def profile(layers: int) -> None:
