@@ -108,8 +108,11 @@ class Regions:
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
+        returned: dict[int, list[int]] = {}  # id(value) -> the function results it is, in order
+        for i, v in enumerate(ret.operands if ret is not None else ()):
+            returned.setdefault(id(v), []).append(i)
         for group in members.values():
-            region = _Region(group, ret, declared, pm, users)
+            region = _Region(group, ret, declared, pm, users, returned)
             if region.split is not None:
                 self.region_of.update({id(op): len(self.regions) for op in group})
                 self.regions.append(region)
@@ -130,7 +133,7 @@ _MIXED = object()  # a region whose values have more than one layout
 
 
 class _Region:
-    def __init__(self, ops, ret, declared, pm, users):
+    def __init__(self, ops, ret, declared, pm, users, returned):
         results = [r for op in ops for r in op.results]
         inside = set(map(id, results))
         self.inputs, seen = [], set()
@@ -170,8 +173,7 @@ class _Region:
                     self.outputs.append((v, self.split))
         # inputs that are also function results (a step returns the gradients it applies): the
         # layout the region brings them to serves the result too
-        self.input_results = [(v, result_layout(v, i)) for v in self.inputs
-                              for op, i in users.get(id(v), []) if op is ret]
+        self.input_results = [(v, result_layout(v, i)) for v in self.inputs for i in returned.get(id(v), ())]
 
     def cheaper_whole(self, versions, price) -> bool:
         if any(id(v) not in versions for v in self.inputs):
