@@ -10,10 +10,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from spmdkit import core
 from spmdkit.auto import AutoShardingError, auto_shard
-from spmdkit.auto.cost import AutoCostModel, build_costs
+from spmdkit.auto.cost import AutoCostModel, build_costs, total_cost
+from spmdkit.auto.solve import exhaustive, solve
 from spmdkit.auto.strategies import build_space
 from spmdkit.ir import import_jax
 from spmdkit.partition import LocalControlFlow, partition
@@ -104,6 +107,46 @@ def test_the_search_annotates_inside_the_regions_and_the_program_partitions():
         for y, layout in zip(step.op.results, step.result_layouts):
             searched = layout_of_value(y, pm)
             assert layout.dims == searched.dims
+
+
+def _body(codes, w, x):
+    def body(t):
+        for code in codes:
+            t = {"tanh": lambda: jnp.tanh(t), "matmul": lambda: t @ w, "add_x": lambda: t + x,
+                 "sum_rows": lambda: t - jnp.sum(t, axis=0, keepdims=True)}[code]()
+        return t
+    return body
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(kind=st.sampled_from(["fori", "cond", "scan"]), codes=st.lists(st.sampled_from(["tanh", "matmul", "add_x",
+                                                                                        "sum_rows"]),
+                                                                       min_size=1, max_size=2),
+       pinned=st.booleans())
+def test_the_solver_is_exact_through_loops_and_branches(kind, codes, pinned):
+    """HiGHS's objective equals the best of every combination of strategies (enumerated, no
+    solver) on small programs with a loop or a branch: the carry nodes, the self edges of a
+    carried value the body returns as it is, and the trip-count weights all in the model."""
+    def fn(w, x):
+        body = _body(codes, w, x)
+        if kind == "fori":
+            return jax.lax.fori_loop(0, 3, lambda i, t: body(t), x)
+        if kind == "cond":
+            return jax.lax.cond(jnp.sum(x) > 0, body, jnp.tanh, x)
+        return jax.lax.scan(lambda c, _: (body(c), None), x, None, length=2)[0]
+
+    batch = '#sdy.sharding<@mesh, [{"x"}, {}]>' if pinned else None
+    program = import_jax(fn, jnp.ones((4, 4)), jnp.ones((4, 4)), inline_calls=True, meshes={"mesh": MESH},
+                         arg_shardings=[None, batch])
+    space = build_space(program, [False, pinned], {})
+    assert any(n.kind == "carry" for n in space.nodes)
+    costs = build_costs(space, AutoCostModel(flops_per_s=2e8))
+    assume(np.prod([len(c) for c in costs.node], dtype=np.float64) <= 1_000_000)
+    best, _ = exhaustive(costs, limit=1_000_000)
+    sol = solve(costs)
+    assert sol.status == "Optimal"
+    assert sol.objective_us == pytest.approx(best, rel=1e-7, abs=1e-9)
+    assert total_cost(costs, sol.choice) == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
 def test_a_region_op_the_partitioner_cannot_run_is_refused_naming_it():
