@@ -77,7 +77,8 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
     const py::ssize_t n_in = PyList_GET_SIZE(operands.ptr()), n_out = PyList_GET_SIZE(results.ptr());
 
     // the op's signature (ir.core.op_signature) and its table: none yet -> Python makes it
-    py::object key = spmdkit_signature::op_signature(op, frozen_attr.ptr());
+    py::object key = spmdkit_signature::op_signature(name.ptr(), operands.ptr(), results.ptr(), attrs.ptr(),
+                                                     frozen_attr.ptr());
     PyObject* hit = PyDict_GetItemWithError(tables, key.ptr());  // borrowed
     if (!hit) {
       if (PyErr_Occurred()) {

@@ -40,8 +40,7 @@ py::object frozen(PyObject* v, PyObject* frozen_attr) {
   return py::reinterpret_steal<py::object>(r);
 }
 
-}  // namespace
-
+// The attributes' part of the signature (ir.core.attrs_key) of a non-empty dict.
 py::object attrs_key(PyObject* attrs, PyObject* frozen_attr) {
   const py::ssize_t n = PyDict_GET_SIZE(attrs);
   py::tuple out(n);
@@ -53,28 +52,36 @@ py::object attrs_key(PyObject* attrs, PyObject* frozen_attr) {
   return std::move(out);
 }
 
-py::object op_signature(PyObject* op, PyObject* frozen_attr) {
-  static PyObject* s_name = PyUnicode_InternFromString("name");
-  static PyObject* s_operands = PyUnicode_InternFromString("operands");
-  static PyObject* s_results = PyUnicode_InternFromString("results");
-  static PyObject* s_attrs = PyUnicode_InternFromString("attrs");
-  static PyObject* s_type = PyUnicode_InternFromString("type");
-  py::object name = attr(op, s_name);
+PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); }
+
+}  // namespace
+
+py::object op_signature(PyObject* name, PyObject* operands, PyObject* results, PyObject* attrs,
+                        PyObject* frozen_attr) {
+  static PyObject* s_type = interned("type");
+  if (!PyDict_Check(attrs)) throw py::type_error("op attrs must be a dict");
   py::tuple types[2];
-  PyObject* lists[2] = {s_operands, s_results};
+  PyObject* values[2] = {operands, results};
   for (int side = 0; side < 2; ++side) {
-    py::object values = attr(op, lists[side]);
-    py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(values.ptr(), "operands must be a list"));
+    py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(values[side], "operands must be a list"));
     if (!seq) throw py::error_already_set();
     const py::ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
     PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
     types[side] = py::tuple(n);
     for (py::ssize_t k = 0; k < n; ++k) types[side][k] = attr(items[k], s_type);
   }
-  py::object attrs = attr(op, s_attrs);
-  if (!PyDict_Check(attrs.ptr())) throw py::type_error("op attrs must be a dict");
-  py::object part = PyDict_GET_SIZE(attrs.ptr()) ? attrs_key(attrs.ptr(), frozen_attr) : py::object(py::tuple());
-  return py::make_tuple(name, types[0], types[1], part);
+  py::object part = PyDict_GET_SIZE(attrs) ? attrs_key(attrs, frozen_attr) : py::object(py::tuple());
+  return py::make_tuple(py::reinterpret_borrow<py::object>(name), types[0], types[1], part);
+}
+
+py::object op_signature(PyObject* op, PyObject* frozen_attr) {
+  static PyObject* s_name = interned("name");
+  static PyObject* s_operands = interned("operands");
+  static PyObject* s_results = interned("results");
+  static PyObject* s_attrs = interned("attrs");
+  py::object name = attr(op, s_name), operands = attr(op, s_operands), results = attr(op, s_results),
+             attrs = attr(op, s_attrs);
+  return op_signature(name.ptr(), operands.ptr(), results.ptr(), attrs.ptr(), frozen_attr);
 }
 
 }  // namespace spmdkit_signature

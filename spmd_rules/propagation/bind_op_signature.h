@@ -8,7 +8,9 @@ namespace spmdkit_signature {
 // ir.core.frozen_attr, called for attribute values other than atoms and lists/tuples of atoms.
 pybind11::object op_signature(PyObject* op, PyObject* frozen_attr);
 
-// The attributes' part of the signature (ir.core.attrs_key) of a non-empty dict.
-pybind11::object attrs_key(PyObject* attrs, PyObject* frozen_attr);
+// The same from the op's fields already read: its name, its operand and result lists (of Values)
+// and its attrs dict (a caller that has read them, as the graph build's loop has).
+pybind11::object op_signature(PyObject* name, PyObject* operands, PyObject* results, PyObject* attrs,
+                              PyObject* frozen_attr);
 
 }  // namespace spmdkit_signature

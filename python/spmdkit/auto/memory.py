@@ -31,28 +31,28 @@ def _reads(op) -> list:
     return list(op.operands) + [v for nested in op.walk() if nested is not op for v in nested.operands]
 
 
-def _ancestors(ops, producer, value) -> set[int]:
-    """Positions of the ops `value` depends on."""
+def _ancestors(reads, producer, value) -> set[int]:
+    """Positions of the ops `value` depends on (`reads[k]`: what op k reads)."""
     seen, stack = set(), [producer.get(id(value))]
     while stack:
         k = stack.pop()
         if k is None or k in seen:
             continue
         seen.add(k)
-        stack.extend(producer.get(id(v)) for v in _reads(ops[k]))
+        stack.extend(producer.get(id(v)) for v in reads[k])
     return seen
 
 
-def _forward(ops, producer, ret, loss_result: Optional[int]) -> set[int]:
+def _forward(reads, producer, ret, loss_result: Optional[int]) -> set[int]:
     """The ops the loss depends on. Without `loss_result`, the loss is the rank-0 float result
     that depends on the most ops (a training step also returns scalars like AdamW's step count,
     which depend on next to nothing)."""
     if loss_result is not None:
-        return _ancestors(ops, producer, ret.operands[loss_result])
+        return _ancestors(reads, producer, ret.operands[loss_result])
     best: set[int] = set()
     for v in ret.operands:
         if v.type.rank == 0 and v.type.dtype.startswith(("f", "bf")):
-            found = _ancestors(ops, producer, v)
+            found = _ancestors(reads, producer, v)
             if len(found) > len(best):
                 best = found
     return best
@@ -65,12 +65,13 @@ def activations(fn, loss_result: Optional[int] = None) -> dict[int, list[int]]:
     if ret is None:
         return {}
     producer = {id(r): k for k, op in enumerate(ops) for r in op.results}
-    forward = _forward(ops, producer, ret, loss_result)
+    reads = [_reads(op) for op in ops]   # a loop's regions walked once
+    forward = _forward(reads, producer, ret, loss_result)
     kept: dict[int, set[int]] = {}
     for k, op in enumerate(ops):
         if k in forward:
             continue
-        for v in _reads(op):
+        for v in reads[k]:
             src = producer.get(id(v))
             if src is not None and src in forward:
                 kept.setdefault(src, set()).add(next(s for s, r in enumerate(ops[src].results) if r is v))

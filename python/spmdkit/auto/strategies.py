@@ -248,14 +248,17 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
         nodes.append(Node("arg", f"%arg{i}", strategies, value=v, index=i, pinned=pinned_args[i]))
         where[id(v)] = (len(nodes) - 1, 0, 1.0)
 
+    def passing(y, reads: int = 1) -> list[Strategy]:
+        """Strategies of a node that passes its value through unchanged (a constraint, a loop's
+        carry) into `y`: the layout the program fixes on `y`, else every layout."""
+        if y.sharding is None:
+            return layouts(y.type.shape, "identity", reads)
+        target = layout_of_value(y, pm)
+        return [Strategy((target,) * reads, (target,))]
+
     def carry_node(op, k: int, j: int, reads: int, weight: float, depth: int, where_: str) -> int:
         """A node for result j of a while or case (its carried value, or its j-th result)."""
-        y = op.results[j]
-        if y.sharding is not None:   # a layout the program fixes (a constraint written on the loop)
-            target = layout_of_value(y, pm)
-            strategies = [Strategy((target,) * reads, (target,))]
-        else:
-            strategies = layouts(y.type.shape, "identity", reads)
+        strategies = passing(op.results[j], reads)
         nodes.append(Node("carry", f"{where_}{op.name}@{k} #{j}", strategies, op=op, index=k, carry=j, weight=weight,
                           depth=depth))
         return len(nodes) - 1
@@ -295,12 +298,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             if op.name in SOURCE_OPS or not op.operands:   # computed whole on every device; a consumer slices it free
                 strategies, names = [Strategy((), tuple(replicated(r.type.rank) for r in op.results))], []
             elif op.name in IDENTITY_OPS:
-                target = layout_of_value(op.result, pm) if op.result.sharding is not None else None
-                if target is None:
-                    strategies = layouts(op.result.type.shape, "identity")
-                else:
-                    strategies = [Strategy((target,), (target,))]
-                names = []
+                strategies, names = passing(op.result), []
             else:   # once per distinct signature: a transformer's layers repeat theirs
                 sig = _signature(op)
                 hit = shared.get(sig) if sig is not None else None
