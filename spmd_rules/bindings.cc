@@ -557,6 +557,7 @@ PYBIND11_MODULE(_core, m) {
   { void spmdkit_bind_propagation(py::module_&); spmdkit_bind_propagation(m); }  // spmd_rules/propagation/
   { void spmdkit_bind_graph_build(py::module_&); spmdkit_bind_graph_build(m); }  // spmd_rules/propagation/
   { void spmdkit_bind_op_signature(py::module_&); spmdkit_bind_op_signature(m); }  // spmd_rules/propagation/
+  { void spmdkit_bind_mlir_import(py::module_&); spmdkit_bind_mlir_import(m); }  // spmd_rules/ir/
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -26,8 +26,9 @@ import os
 from functools import lru_cache
 from typing import Optional
 
+from .. import _core
 from ..sharding import ShardingError, parse_mesh, parse_sharding
-from .attributes import MLIRAttr, default_pin, from_mlir, tensor_type_or_none
+from .attributes import OP_ATTR_PINS, MLIRAttr, default_pin, from_mlir, tensor_type_or_none
 from .core import (DIRECTIONS, JAX_PREFIX, LOCATION_READERS, PADDLE_PREFIX, Block, Function, Op, Program, Region, Value,
                    paused_gc)
 from .errors import IRError, IRVerifyError, UnknownOpError, UnsupportedIRError, location_line_column
@@ -113,6 +114,11 @@ def import_module(module, source: Optional[str] = None, strict_ops: bool = True,
 
 
 class _Importer:
+    # An op whose parts the caches below already hold (the common case) is imported in C++
+    # (_core.import_block_ops, spmd_rules/ir/bind_mlir_import.cc); `op` is the definition, and
+    # imports every other op. False: every op through `op` (the tests compare the two).
+    fast = True
+
     def __init__(self, source: Optional[str], strict_ops: bool, namer: Optional[SsaNamer] = None):
         self.source = source
         self.strict_ops = strict_ops
@@ -124,6 +130,8 @@ class _Importer:
         self.regionless: set[str] = set()   # registered ops whose definition has no regions
         self.types: dict = {}               # ir.Type -> TensorType (MLIR uniques types)
         self.attributes: dict = {}          # (key, ir.Attribute) -> (value, pin, value is a list: copied per op)
+        self.state = (self.values, self.names, self.types, self.attributes, self.regionless, self.registered,
+                      Op, Value, OP_ATTR_PINS, EXACT_SHARDING, self.op, self.regions)  # what import_block_ops reads, fills
 
     # -- errors --------------------------------------------------------------------------
     def fail(self, cls, message: str, operation, value: Optional[str] = None):
@@ -213,20 +221,27 @@ class _Importer:
     # -- blocks and ops --------------------------------------------------------------------
     def block(self, mblock, owner, arg_attrs=None) -> Block:
         block = Block()
+        types = self.types
         for i, a in enumerate(mblock.arguments):
-            d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else {}
-            v = block.add_arg(self.tensor_type(a.type, owner, f"block argument {i}"),
-                              sharding=self.sharding_of(d, owner, f"argument {i}"))
+            d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else None
+            t = a.type
+            tt = types.get(t)
+            if tt is None:
+                tt = types[t] = self.tensor_type(t, owner, f"block argument {i}")
+            v = block.add_arg(tt, sharding=self.sharding_of(d, owner, f"argument {i}") if d else None)
             if self.namer is not None:
                 v.name = (self.namer.argument(a) or "%")[1:] or None
             self.values[a] = v
         ops = block.ops
         operation = None
-        for view in mblock.operations:
-            operation = view.operation
-            op = self.op(operation)
-            op.parent = block
-            ops.append(op)
+        if self.fast and self.namer is None:
+            operation = _core.import_block_ops(mblock.operations, block, ops, self.state)
+        else:
+            for view in mblock.operations:
+                operation = view.operation
+                op = self.op(operation)
+                op.parent = block
+                ops.append(op)
         # MLIR lets only a block's last op have successors (its verifier checked the rest)
         if operation is not None and len(operation.successors):
             self.fail(UnsupportedIRError, "ops with successor blocks are not supported", operation)
@@ -277,12 +292,14 @@ class _Importer:
             for r, rname in zip(results, self.namer.results(operation)):
                 r.name = rname[1:] if rname else None
         if name not in self.regionless:
-            regions = operation.regions
-            if len(regions):
-                op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in regions]
+            if len(operation.regions):
+                self.regions(op, operation)
             elif self.registered[name]:  # its op definition fixes the count
                 self.regionless.add(name)
         return op
+
+    def regions(self, op: Op, operation) -> None:
+        op.regions = [Region([self.block(b, operation) for b in region.blocks]) for region in operation.regions]
 
     def op_attributes(self, op: Op, operation, attributes) -> None:
         for key, attr in attributes.items():
