@@ -19,7 +19,7 @@ struct Names {
            *items = interned("items"), *regions = interned("regions"), *location = interned("location"),
            *attrs = interned("attrs"), *attr_types = interned("attr_types"), *parent = interned("parent"),
            *location_slot = interned("_location"), *sharding = interned("sharding"),
-           *sdy_sharding = interned("sdy.sharding");
+           *sdy_sharding = interned("sdy.sharding"), *owner = interned("owner"), *index = interned("index");
 };
 
 py::object steal(PyObject* o) {
@@ -165,7 +165,9 @@ py::object import_block_ops(py::object operations, py::object block, py::list op
     if (!PyDict_Check(state[k].ptr())) throw py::type_error("import_block_ops: the importer's caches must be dicts");
   if (!PySet_Check(state[4].ptr())) throw py::type_error("import_block_ops: regionless must be a set");
   if (!PyType_Check(op_class)) throw py::type_error("import_block_ops: Op must be a class");
+  if (!PyType_Check(value_class)) throw py::type_error("import_block_ops: Value must be a class");
   auto* op_type = reinterpret_cast<PyTypeObject*>(op_class);
+  auto* value_type = reinterpret_cast<PyTypeObject*>(value_class);
   static const py::tuple& empty = *new py::tuple();
 
   py::object last = py::none();
@@ -188,11 +190,13 @@ py::object import_block_ops(py::object operations, py::object block, py::list op
       set(op.ptr(), n.attr_types, r.attr_types.ptr());
       set(op.ptr(), n.parent, block.ptr());
       set(op.ptr(), n.location_slot, attr(operation.ptr(), n.location).ptr());  // read into text when asked
-      for (size_t k = 0; k < r.results.size(); k += 2) {
-        py::int_ index(k / 2);
-        PyObject* args[] = {r.results[k + 1].ptr(), op.ptr(), index.ptr()};  // Value(type, owner, index)
-        py::object v = steal(PyObject_Vectorcall(value_class, args, 3, nullptr));
-        if (r.shardings) set(v.ptr(), n.sharding, PyList_GET_ITEM(r.shardings, k / 2));
+      for (size_t k = 0; k < r.results.size(); k += 2) {  // Value(type, op, index): its slots, set here
+        py::object v = steal(value_type->tp_new(value_type, empty.ptr(), nullptr));
+        set(v.ptr(), n.type, r.results[k + 1].ptr());
+        set(v.ptr(), n.sharding, r.shardings ? PyList_GET_ITEM(r.shardings, k / 2) : Py_None);
+        set(v.ptr(), n.owner, op.ptr());
+        set(v.ptr(), n.index, py::int_(k / 2).ptr());
+        set(v.ptr(), n.name, Py_None);
         if (PyDict_SetItem(values, r.results[k].ptr(), v.ptr()) < 0) throw py::error_already_set();
         results.append(v);
       }

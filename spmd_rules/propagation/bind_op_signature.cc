@@ -21,20 +21,39 @@ bool is_atom(PyObject* v) {
   return PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v) || v == Py_None;
 }
 
-// frozen_attr(value): a list or tuple of atoms becomes their tuple, an atom stays itself; anything
-// else is Python's frozen_attr (nested lists, dicts, arrays, objects)
-py::object frozen(PyObject* v, PyObject* frozen_attr) {
-  if (is_atom(v)) return py::reinterpret_borrow<py::object>(v);
-  if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
-    const py::ssize_t n = PySequence_Fast_GET_SIZE(v);
-    PyObject** items = PySequence_Fast_ITEMS(v);
-    bool atoms = true;
-    for (py::ssize_t i = 0; i < n && atoms; ++i) atoms = is_atom(items[i]);
-    if (atoms) {
-      if (PyTuple_CheckExact(v)) return py::reinterpret_borrow<py::object>(v);
-      return py::reinterpret_steal<py::object>(PyList_AsTuple(v));
-    }
+// A list or tuple of atoms, and lists or tuples of those to any depth, as nested tuples (what
+// frozen_attr makes of them); false when it holds anything else, for Python's frozen_attr.
+bool frozen_lists(PyObject* v, py::object& out) {
+  if (is_atom(v)) {
+    out = py::reinterpret_borrow<py::object>(v);
+    return true;
   }
+  if (!PyList_CheckExact(v) && !PyTuple_CheckExact(v)) return false;
+  const py::ssize_t n = PySequence_Fast_GET_SIZE(v);
+  PyObject** items = PySequence_Fast_ITEMS(v);
+  bool atoms = true;
+  for (py::ssize_t i = 0; i < n && atoms; ++i) atoms = is_atom(items[i]);
+  if (atoms) {
+    out = PyTuple_CheckExact(v) ? py::reinterpret_borrow<py::object>(v)
+                                : py::reinterpret_steal<py::object>(PyList_AsTuple(v));
+    if (!out) throw py::error_already_set();
+    return true;
+  }
+  py::tuple t(n);  // nested lists (a dot's dimension numbers, a pad's pairs)
+  for (py::ssize_t i = 0; i < n; ++i) {
+    py::object item;
+    if (!frozen_lists(items[i], item)) return false;
+    t[i] = item;
+  }
+  out = std::move(t);
+  return true;
+}
+
+// frozen_attr(value): lists, tuples and atoms here; anything else is Python's frozen_attr (dicts,
+// arrays, objects)
+py::object frozen(PyObject* v, PyObject* frozen_attr) {
+  py::object out;
+  if (frozen_lists(v, out)) return out;
   PyObject* r = PyObject_CallOneArg(frozen_attr, v);
   if (!r) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(r);

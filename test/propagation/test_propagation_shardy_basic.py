@@ -595,6 +595,29 @@ func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["a"=2, "
     assert 'sdy.mesh @mesh_0 = <["c"=4]>' in printed
 
 
+_LIFT_CHILD = r"""
+import spmdkit
+from spmdkit import ir
+from spmdkit.sharding.tensor_sharding import inline_meshes_made
+named = ir.parse('sdy.mesh @m = <["a"=2]>\nfunc.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"a"}]>})'
+                 ' -> tensor<8xf32> {\n  %0 = stablehlo.negate %x : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}')
+spmdkit.propagate(named)
+print(inline_meshes_made(), str(named.main.body.ops[0].results[0].sharding))
+inline = ir.parse('func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<mesh<["c"=4]>, [{"c"}]>})'
+                  ' -> tensor<8xf32> {\n  %0 = stablehlo.negate %x : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}')
+spmdkit.propagate(inline)
+print(inline_meshes_made(), str(inline.main.body.ops[0].results[0].sharding), sorted(inline.meshes))
+"""
+
+
+def test_the_lift_is_skipped_only_while_no_inline_mesh_was_made():
+    # a fresh process: named meshes only, then a program with an inline mesh, which is lifted
+    from child_process import run_child
+    lines = run_child(["-c", _LIFT_CHILD], timeout=300).stdout.strip().splitlines()[-2:]
+    assert lines[0] == 'False #sdy.sharding<@m, [{"a", ?}]>'
+    assert lines[1] == "True #sdy.sharding<@mesh, [{\"c\", ?}]> ['mesh']"
+
+
 def test_function_result_shardings_are_applied_before_the_ops_in_mlir():
     # Shardy applies a function's result shardings before it walks the ops, so the returned
     # value takes the result's sharding before its operand's reaches it (sub_axes_cannot_coexist,

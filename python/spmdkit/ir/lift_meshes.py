@@ -5,11 +5,14 @@ name; another gets `@mesh` (or `@mesh_0`, `@mesh_1`, ... when taken), a maximal 
 from __future__ import annotations
 
 from ..sharding import Mesh, TensorSharding
+from ..sharding.tensor_sharding import inline_meshes_made
 
 _SCALARS = frozenset({int, float, bool, str})  # attribute values that hold no sharding
 
 
 def lift_inlined_meshes(program) -> None:
+    if not inline_meshes_made():  # no sharding in this process names an inline mesh
+        return
     names: dict = {}
 
     def name_of(mesh: Mesh) -> str:

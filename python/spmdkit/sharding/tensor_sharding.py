@@ -114,6 +114,16 @@ def _normalize_reduce_types(reduce_types, unreduced) -> tuple[tuple[AxisRef, str
     return tuple(sorted(out, key=lambda p: order[p[0]]))
 
 
+# Whether this process has made a sharding on an inline Mesh: until it has, no program holds one,
+# and lifting inline meshes to named ones (ir.lift_meshes, before every propagation) can skip its
+# walk over every op. Shardings are immutable, so the constructor sees every mesh they hold.
+_inline_meshes_made = False
+
+
+def inline_meshes_made() -> bool:
+    return _inline_meshes_made
+
+
 class TensorSharding:
     """An immutable, hashable tensor sharding bound to a mesh (a name or an inline Mesh)."""
 
@@ -127,6 +137,9 @@ class TensorSharding:
                  reduce_types: Mapping | Iterable | None = None):
         if not isinstance(mesh, (str, Mesh)) or (isinstance(mesh, str) and not mesh):
             raise ShardingError(f"a sharding's mesh must be a mesh name or a Mesh, got {mesh!r}")
+        if not isinstance(mesh, str):
+            global _inline_meshes_made
+            _inline_meshes_made = True
         dims = tuple(dims)
         for d in dims:
             if not isinstance(d, DimSharding):
