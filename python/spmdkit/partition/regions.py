@@ -21,7 +21,21 @@ from .rules import factor_table, sign_block, signature_of
 
 def _is_elementwise(op, pm) -> bool:
     """Whether the op's rule maps every non-scalar tensor to the same pass-through factors (read
-    from the registry's factor table, so a new elementwise rule needs no entry here)."""
+    from the registry's factor table, so a new elementwise rule needs no entry here). A function of
+    the op's signature (its name, types and attributes): known once per signature."""
+    sig = signature_of(op, pm)
+    known = pm.elementwise
+    if sig is not None:
+        answer = known.get(sig)
+        if answer is not None:
+            return answer
+    answer = _elementwise(op, pm)
+    if sig is not None:
+        known[sig] = answer
+    return answer
+
+
+def _elementwise(op, pm) -> bool:
     results = op.results
     if not results or op.regions:
         return False
@@ -35,20 +49,12 @@ def _is_elementwise(op, pm) -> bool:
         other = v.type.shape
         if other and other != shape:
             return False
-    sig = signature_of(op, pm)  # ops of one signature have one table: read it once
-    known = pm.elementwise
-    if sig is not None and sig in known:
-        return known[sig]
     try:
         table = factor_table(op, lambda v: to_spec(replicated(v.type.rank), v.type.shape, pm), pm)
     except Exception:  # no rule, or one without a factor table: not a region op
-        answer = False
-    else:
-        tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
-        answer = all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
-    if sig is not None:
-        known[sig] = answer
-    return answer
+        return False
+    tensors = [list(map(list, t)) for t in list(table.operands) + list(table.results) if len(t)]
+    return all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
 
 
 class Regions:
@@ -135,14 +141,6 @@ _MIXED = object()  # a region whose values have more than one layout
 class _Region:
     def __init__(self, ops, ret, declared, pm, users, returned):
         results = [r for op in ops for r in op.results]
-        inside = set(map(id, results))
-        self.inputs, seen = [], set()
-        for op in ops:
-            for v in op.operands:
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    if id(v) not in inside and v.type.shape:  # rank > 0
-                        self.inputs.append(v)
         # one layout over every value (layout_of_value's are canonical: equal ones are one object)
         layouts = [layout_of_value(r, pm) if r.sharding is not None else None for r in results]
         split = layouts[0]
@@ -153,23 +151,36 @@ class _Region:
         # a split region only: one layout over every value, not the replicated one
         self.split = split if split is not None and split is not _MIXED and any(split.dims) and not split.partial \
             else None
+
+        def result_layout(v, i):
+            s = declared[i]
+            return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
+                                                                                v.type.shape)
+        if self.split is None:  # dropped: only a declared result's layout is read (its errors)
+            for v in results:
+                for op, i in users.get(id(v), ()):
+                    if op is ret:
+                        result_layout(v, i)
+            return
+        inside = set(map(id, results))
+        self.inputs, seen = [], set()
+        for op in ops:
+            for v in op.operands:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    if id(v) not in inside and v.type.shape:  # rank > 0
+                        self.inputs.append(v)
         rank = ops[0].results[0].type.rank
         self.whole_layout = pm.whole(rank)
         # what the region's outputs must become: a function result's declared layout, or the split
         # layout for an op outside the region (it will ask for what propagation gave it)
         self.outputs = []
         members = set(map(id, ops))
-
-        def result_layout(v, i):
-            s = declared[i]
-            return replicated(v.type.rank) if s is None else layout_of_sharding(s, v.type.rank, pm, "result",
-                                                                                v.type.shape)
-        split_region = self.split is not None  # else dropped: only a declared result's layout is read (its errors)
         for v in results:
             for op, i in users.get(id(v), ()):
                 if op is ret:
                     self.outputs.append((v, result_layout(v, i)))
-                elif split_region and id(op) not in members:
+                elif id(op) not in members:
                     self.outputs.append((v, self.split))
         # inputs that are also function results (a step returns the gradients it applies): the
         # layout the region brings them to serves the result too
