@@ -66,6 +66,17 @@ def without_memo(program):
     """Partition with every op taking the rule path (no situation is keyed, none replayed)."""
     mp = pytest.MonkeyPatch()
     mp.setattr(partitioner_module._Partitioner, "situation", lambda self, op: None)
+    mp.setattr(partitioner_module._Partitioner, "fast", False)
+    try:
+        return partition(program)
+    finally:
+        mp.undo()
+
+
+def python_only(program):
+    """Partition with every op through partition_op (the C++ loop of _core.partition_hits off)."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(partitioner_module._Partitioner, "fast", False)
     try:
         return partition(program)
     finally:
@@ -90,6 +101,24 @@ def test_repeated_layers_partition_as_without_the_memo(placements):
     rule_ops = sum(1 for op in program.main.body.ops if op.operands and not op.is_terminator)
     assert len(parted.mesh.outcomes) < rule_ops / 2  # the layers repeat: most ops were answered by the memo
     assert described(parted) == described(without_memo(program))
+    assert described(parted) == described(python_only(program))  # the C++ loop replays as Python does
+
+
+def test_the_cxx_loop_takes_most_ops():
+    """partition_hits answers the repeated layers itself: Python's partition_op sees few ops."""
+    program = gpt_step({"w_qkv": SPLITS["col"][0], "w_fc": SPLITS["col"][0], "w_o": SPLITS["row"][0],
+                        "w_proj": SPLITS["row"][0]})
+    seen = []
+    mp = pytest.MonkeyPatch()
+    original = partitioner_module._Partitioner.partition_op
+    mp.setattr(partitioner_module._Partitioner, "partition_op", lambda self, op: (seen.append(op), original(self, op)))
+    try:
+        parted = partition(program)
+    finally:
+        mp.undo()
+    ops = sum(1 for op in program.main.body.ops if not op.is_terminator)
+    assert len(seen) < ops / 3
+    assert described(parted) == described(python_only(program))
 
 
 def test_a_scan_and_its_gradient_partition_as_without_the_memo():
@@ -112,6 +141,7 @@ def test_a_scan_and_its_gradient_partition_as_without_the_memo():
     parted = partition(program)
     assert any(isinstance(s, LocalControlFlow) for s in parted.steps)
     assert described(parted) == described(without_memo(program))
+    assert described(parted) == described(python_only(program))
 
 
 def test_a_linear_op_read_once_or_twice_partitions_as_without_the_memo():

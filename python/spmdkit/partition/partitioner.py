@@ -17,6 +17,7 @@ import re
 from contextlib import contextmanager
 from functools import lru_cache
 
+from .. import _core
 from ..ir.core import TERMINATORS, paused_gc
 from ..ir.types import OpaqueType, is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
@@ -24,7 +25,7 @@ from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
-from .localize import localize
+from .localize import LOCALIZERS, localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
 from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
@@ -163,17 +164,38 @@ class _Partitioner:
         self.local.add(id(value))
         self.versions[id(value)] = [self.pm.canonical(layout)]
 
+    # Ops of the outermost block in a situation met before are partitioned in C++
+    # (_core.partition_hits, spmd_rules/partition/bind_partition_hits.cc) while they come in a row;
+    # partition_op stays the definition and takes every other op. False: every op through it.
+    fast = True
+
     def walk(self, block, what: str):
         """Partition every op of `block`; returns its terminator."""
         self.uses = self.regions.uses  # id(value) -> operands reading it in this block and its regions
-        for op in block.ops:
+        ops, i, count = block.ops, 0, len(block.ops)
+        state = self._hit_state() if self.fast and self.outer is None else None
+        while i < count:
+            if state is not None:
+                i = _core.partition_hits(ops, i, state)
+                if i == count:
+                    break
+            op = ops[i]
             if op.name in TERMINATORS:
                 return op
             if op.regions:
                 self.steps.append(partition_control_flow(self, op))
             else:
                 self.partition_op(op)
+            i += 1
         raise PartitionError(f"{what} has no terminator")
+
+    def _hit_state(self) -> tuple:
+        """What partition_hits reads and fills: the tables situation() and place() use, and the
+        steps it calls back for."""
+        pm, regions = self.pm, self.regions
+        return (pm.signatures, self.versions, pm.annotations, pm.outcomes, regions.region_of, self.uses, self.steps,
+                _OWN_PATH_OPS, SOURCE_OPS, TERMINATORS, LINEAR_OPS, LOCALIZERS, localize, LocalOp, pm, pm.wholes,
+                self.annotation, lambda op: regions.whole(op, self.versions, self.price), self.need, regions.decided)
 
     def desired(self, value) -> Layout:
         """The layout `value` is wanted in: its annotation, else the one its producer produced."""
