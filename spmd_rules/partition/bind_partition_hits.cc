@@ -16,7 +16,8 @@ PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); 
 struct Names {
   PyObject *name = interned("name"), *operands = interned("operands"), *results = interned("results"),
            *regions = interned("regions"), *sharding = interned("sharding"), *type = interned("type"),
-           *attrs = interned("attrs"), *shape = interned("shape"), *whole = interned("whole");
+           *attrs = interned("attrs"), *shape = interned("shape"), *whole = interned("whole"), *op = interned("op"),
+           *operand_layouts = interned("operand_layouts"), *result_layouts = interned("result_layouts");
 };
 
 py::object steal(PyObject* o) {
@@ -27,6 +28,10 @@ py::object steal(PyObject* o) {
 py::object attr(PyObject* o, PyObject* name) { return steal(PyObject_GetAttr(o, name)); }
 
 py::object id_of(PyObject* o) { return steal(PyLong_FromVoidPtr(o)); }
+
+void set(PyObject* o, PyObject* name, PyObject* value) {
+  if (PyObject_SetAttr(o, name, value) < 0) throw py::error_already_set();
+}
 
 // dict[key] borrowed, or nullptr when absent (a lookup error is raised)
 PyObject* lookup(PyObject* dict, PyObject* key) {
@@ -77,8 +82,14 @@ void place(PyObject* op, PyObject* name, PyObject* results, py::object in_list, 
   } else {
     attrs = steal(PyDict_Copy(attr(op, n.attrs).ptr()));  // localize's own copy of an op it leaves alone
   }
-  PyObject* args[] = {op, attrs.ptr(), in_list.ptr(), out_list.ptr()};
-  py::object step = steal(PyObject_Vectorcall(local_op, args, 4, nullptr));
+  // LocalOp(op, attrs, operand_layouts, result_layouts): its slots, set here
+  static const py::tuple& empty = *new py::tuple();
+  auto* type = reinterpret_cast<PyTypeObject*>(local_op);
+  py::object step = steal(type->tp_new(type, empty.ptr(), nullptr));
+  set(step.ptr(), n.op, op);
+  set(step.ptr(), n.attrs, attrs.ptr());
+  set(step.ptr(), n.operand_layouts, in_list.ptr());
+  set(step.ptr(), n.result_layouts, out_list.ptr());
   if (PyList_Append(steps, step.ptr()) < 0) throw py::error_already_set();
 }
 
@@ -117,6 +128,7 @@ py::ssize_t partition_hits(py::list ops, py::ssize_t start, py::tuple state) {
   for (int k : {0, 1, 2, 3, 4, 5, 11, 15, 19})
     if (!PyDict_Check(state[k].ptr())) throw py::type_error("partition_hits: the partitioner's tables must be dicts");
   if (!PyList_Check(steps)) throw py::type_error("partition_hits: steps must be a list");
+  if (!PyType_Check(local_op)) throw py::type_error("partition_hits: LocalOp must be a class");
 
   const py::ssize_t count = PyList_GET_SIZE(ops.ptr());
   for (py::ssize_t i = start; i < count; ++i) {

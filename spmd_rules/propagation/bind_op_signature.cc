@@ -108,14 +108,28 @@ py::object op_signature(PyObject* op, PyObject* frozen_attr) {
 namespace {
 
 // The number of each op's signature in `numbers` (signature -> number, new ones added as
-// len(numbers)); -1 for an op whose attributes cannot be keyed (op_signature's TypeError).
-py::list signature_numbers(py::list ops, py::dict numbers, py::object frozen_attr) {
+// len(numbers)); -1 for an op whose attributes cannot be keyed (op_signature's TypeError). With
+// `by_op` (id(op) -> number): an op already there keeps its number, and each new one is added.
+py::list signature_numbers(py::list ops, py::dict numbers, py::object frozen_attr, py::object by_op) {
   const py::ssize_t n = PyList_GET_SIZE(ops.ptr());
+  const bool memo = !by_op.is_none();
+  if (memo && !PyDict_Check(by_op.ptr())) throw py::type_error("signature_numbers: by_op must be a dict");
   py::list out(n);
   for (py::ssize_t i = 0; i < n; ++i) {
+    PyObject* op = PyList_GET_ITEM(ops.ptr(), i);
+    py::object op_id;
+    if (memo) {
+      op_id = py::reinterpret_steal<py::object>(PyLong_FromVoidPtr(op));
+      PyObject* known = PyDict_GetItemWithError(by_op.ptr(), op_id.ptr());
+      if (known) {
+        out[i] = py::reinterpret_borrow<py::object>(known);
+        continue;
+      }
+      if (PyErr_Occurred()) throw py::error_already_set();
+    }
     long number = -1;
     try {
-      py::object key = spmdkit_signature::op_signature(PyList_GET_ITEM(ops.ptr(), i), frozen_attr.ptr());
+      py::object key = spmdkit_signature::op_signature(op, frozen_attr.ptr());
       PyObject* hit = PyDict_GetItemWithError(numbers.ptr(), key.ptr());
       if (hit) {
         number = PyLong_AsLong(hit);
@@ -131,6 +145,7 @@ py::list signature_numbers(py::list ops, py::dict numbers, py::object frozen_att
       number = -1;  // an attribute that cannot be keyed
     }
     out[i] = py::int_(number);
+    if (memo && PyDict_SetItem(by_op.ptr(), op_id.ptr(), out[i].ptr()) < 0) throw py::error_already_set();
   }
   return out;
 }
@@ -144,6 +159,7 @@ void spmdkit_bind_op_signature(py::module_& m) {
         "spmdkit.ir.core.op_signature(op), made in C++ (frozen_attr: ir.core.frozen_attr, for values "
         "other than atoms and lists or tuples of them).");
   m.def("signature_numbers", &signature_numbers, py::arg("ops"), py::arg("numbers"), py::arg("frozen_attr"),
+        py::arg("by_op") = py::none(),
         "The number of each op's signature in `numbers` (signature -> number; new ones added as "
-        "len(numbers)); -1 where an attribute cannot be keyed.");
+        "len(numbers)); -1 where an attribute cannot be keyed. by_op: id(op) -> number, read and filled.");
 }

@@ -63,3 +63,13 @@ def test_numbers_are_shared_by_equal_signatures_and_new_ones_follow():
     numbers = {"earlier": 0}
     assert _core.signature_numbers([a, c, b, d], numbers, frozen_attr) == [1, 2, 1, 2]
     assert numbers[op_signature(c)] == 2
+
+
+def test_numbers_by_op_are_read_and_filled():
+    t = TensorType((4, 4))
+    a, b = _op("jax.add", [t, t], [t], {}), _op("jax.neg", [t], [t], {})
+    by_op = {id(a): 7}  # known already: kept, not asked again
+    assert _core.signature_numbers([a, b, b], {}, frozen_attr, by_op) == [7, 0, 0]
+    assert by_op == {id(a): 7, id(b): 0}
+    bad = _op("jax.add", [t, t], [t], {"odd": set()})  # cannot be keyed: -1, noted too
+    assert _core.signature_numbers([bad], {}, frozen_attr, by_op) == [-1] and by_op[id(bad)] == -1

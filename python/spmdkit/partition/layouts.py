@@ -24,7 +24,8 @@ class ProgramMesh:
         self.layouts: dict = {}
         self.signature_numbers: dict = {}  # op_signature(op) -> a small int
         self.signatures: dict = {}  # id(op) -> its signature's number (-1 when it has none)
-        self.signed_ops: list = []  # the ops in `signatures`, kept so that their ids are not reused
+        self.signed_ops: list = []  # the ops in `signatures` (one by one or a block at a time), kept so that
+        # their ids are not reused
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout

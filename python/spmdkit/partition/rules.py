@@ -129,11 +129,8 @@ def sign_block(ops: list, pm: ProgramMesh) -> None:
     """signature_of for every op of a block, in one call (_core.signature_numbers: the same keys,
     made in C++)."""
     from .. import _core
-    fresh = [op for op in ops if id(op) not in pm.signatures]
-    signatures = pm.signatures
-    for op, number in zip(fresh, _core.signature_numbers(fresh, pm.signature_numbers, frozen_attr)):
-        signatures[id(op)] = number
-    pm.signed_ops.extend(fresh)
+    _core.signature_numbers(ops, pm.signature_numbers, frozen_attr, pm.signatures)  # fills pm.signatures
+    pm.signed_ops.append(tuple(ops))  # kept, so that their ids are not reused
 
 
 def op_layouts(op, desired: dict, pm: ProgramMesh):
