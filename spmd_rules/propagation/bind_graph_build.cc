@@ -91,7 +91,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
     PyObject* table = PyTuple_GET_ITEM(hit, 0);
 
     // operands already in the graph; results new, unannotated, unnamed
-    py::list operand_ids(n_in);
+    py::tuple operand_ids(n_in);
     for (py::ssize_t k = 0; k < n_in; ++k) {
       PyObject* vid = PyDict_GetItemWithError(value_ids, id_of(PyList_GET_ITEM(operands.ptr(), k)).ptr());
       if (!vid) {
@@ -99,7 +99,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
         return i;
       }
       Py_INCREF(vid);
-      PyList_SET_ITEM(operand_ids.ptr(), k, vid);
+      PyTuple_SET_ITEM(operand_ids.ptr(), k, vid);
     }
     for (py::ssize_t k = 0; k < n_out; ++k) {
       PyObject* v = PyList_GET_ITEM(results.ptr(), k);
@@ -128,13 +128,15 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
     const int elementwise = PyObject_IsTrue(PyTuple_GetItem(info, 1));
     if (elementwise < 0) throw py::error_already_set();
 
-    py::list result_ids(n_out);
+    py::tuple result_ids(n_out);
     for (py::ssize_t k = 0; k < n_out; ++k, ++vid) {
       PyObject* v = PyList_GET_ITEM(results.ptr(), k);
       py::object id = py::int_(vid);
       append(value_names, n.unnamed.ptr());  // the engine and Graph.value_name call it v<id>
       py::object shape = attr(attr(v, n.type.ptr()).ptr(), n.shape.ptr());
-      append(shapes, py::reinterpret_steal<py::object>(PySequence_List(shape.ptr())).ptr());
+      py::object dims = py::reinterpret_steal<py::object>(PySequence_Tuple(shape.ptr()));  // its own tuple
+      if (!dims) throw py::error_already_set();
+      append(shapes, dims.ptr());
       append(value_meshes, default_mesh.ptr());
       if (PyDict_SetItem(value_ids, id_of(v).ptr(), id.ptr()) < 0) throw py::error_already_set();
       append(values, v);
