@@ -559,6 +559,7 @@ PYBIND11_MODULE(_core, m) {
   { void spmdkit_bind_op_signature(py::module_&); spmdkit_bind_op_signature(m); }  // spmd_rules/propagation/
   { void spmdkit_bind_mlir_import(py::module_&); spmdkit_bind_mlir_import(m); }  // spmd_rules/ir/
   { void spmdkit_bind_partition_hits(py::module_&); spmdkit_bind_partition_hits(m); }  // spmd_rules/partition/
+  { void spmdkit_bind_region_scan(py::module_&); spmdkit_bind_region_scan(m); }  // spmd_rules/partition/
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

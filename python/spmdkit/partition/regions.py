@@ -15,6 +15,7 @@ It runs the region whole only if that is strictly cheaper.
 """
 from __future__ import annotations
 
+from .. import _core
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
 from .rules import factor_table, sign_block, signature_of
 
@@ -57,6 +58,14 @@ def _elementwise(op, pm) -> bool:
     return all(k == "pass_through" for k in table.kinds) and all(t == tensors[0] for t in tensors)
 
 
+def _nested_uses(op, uses: dict) -> None:
+    """Count the reads of the ops nested in `op`'s regions (the scan's uses include them)."""
+    for nested in op.walk():
+        if nested is not op:
+            for v in nested.operands:
+                uses[id(v)] = uses.get(id(v), 0) + 1
+
+
 class Regions:
     """The elementwise regions of one flat function, found up front; `whole(op, ...)` decides a
     region when the partitioner first reaches one of its ops."""
@@ -73,51 +82,16 @@ class Regions:
         if ret is not None:
             for v in ret.operands:
                 users.setdefault(id(v), [])
-        ops, producer, parent = [], {}, {}  # producer: id(value) -> id(its elementwise op)
-
-        def find(x):
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        self.uses = uses = {}
-        count = uses.get
         sign_block(fn.body.ops, pm)  # every op's signature in one call: the scan and the partitioner read them
-        for op in fn.body.ops:
-            elementwise = _is_elementwise(op, pm)
-            if elementwise:
-                ops.append(op)
-                parent[id(op)] = id(op)
-            i = 0
-            for v in op.operands:
-                k = id(v)
-                uses[k] = count(k, 0) + 1
-                readers = users.get(k)
-                if readers is not None:
-                    readers.append((op, i))
-                    if elementwise and k in producer and v.type.shape:  # rank > 0
-                        parent[find(id(op))] = find(producer[k])
-                i += 1
-            if op.regions:
-                for nested in op.walk():
-                    if nested is not op:
-                        for v in nested.operands:
-                            uses[id(v)] = count(id(v), 0) + 1
-            if elementwise:
-                for r in op.results:
-                    producer[id(r)] = id(op)
-                    users.setdefault(id(r), [])
-        members: dict[int, list] = {}
-        for op in ops:
-            members.setdefault(find(id(op)), []).append(op)
+        self.uses, groups = _core.scan_regions(fn.body.ops, pm.signatures, pm.elementwise,
+                                               lambda op: _is_elementwise(op, pm), _nested_uses, users)
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)
         returned: dict[int, list[int]] = {}  # id(value) -> the function results it is, in order
         for i, v in enumerate(ret.operands if ret is not None else ()):
             returned.setdefault(id(v), []).append(i)
-        for group in members.values():
+        for group in groups:
             region = _Region(group, ret, declared, pm, users, returned)
             if region.split is not None:
                 self.region_of.update({id(op): len(self.regions) for op in group})
