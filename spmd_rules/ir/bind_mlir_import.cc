@@ -7,11 +7,12 @@
 // The cost of an import is then MLIR's binding calls, not the interpreter around them.
 #include <pybind11/pybind11.h>
 
+#include "python_objects.h"
+
 namespace py = pybind11;
+using namespace pyobj;
 
 namespace {
-
-PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); }
 
 struct Names {
   PyObject *operation = interned("operation"), *name = interned("name"), *operands = interned("operands"),
@@ -21,24 +22,6 @@ struct Names {
            *location_slot = interned("_location"), *sharding = interned("sharding"),
            *sdy_sharding = interned("sdy.sharding"), *owner = interned("owner"), *index = interned("index");
 };
-
-py::object steal(PyObject* o) {
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
-py::object attr(PyObject* o, PyObject* name) { return steal(PyObject_GetAttr(o, name)); }
-
-void set(PyObject* o, PyObject* name, PyObject* value) {
-  if (PyObject_SetAttr(o, name, value) < 0) throw py::error_already_set();
-}
-
-// dict[key] borrowed, or nullptr when absent (a lookup error is raised)
-PyObject* lookup(PyObject* dict, PyObject* key) {
-  PyObject* hit = PyDict_GetItemWithError(dict, key);
-  if (!hit && PyErr_Occurred()) throw py::error_already_set();
-  return hit;
-}
 
 // A cached attribute value, its lists copied (an op may change its own): mlir_import._fresh.
 py::object fresh(PyObject* value) {

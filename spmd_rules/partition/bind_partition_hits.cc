@@ -7,11 +7,12 @@
 // so that Python partitions that op and calls again. Transformer layers repeat: most ops are hits.
 #include <pybind11/pybind11.h>
 
+#include "python_objects.h"
+
 namespace py = pybind11;
+using namespace pyobj;
 
 namespace {
-
-PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); }
 
 struct Names {
   PyObject *name = interned("name"), *operands = interned("operands"), *results = interned("results"),
@@ -19,32 +20,6 @@ struct Names {
            *attrs = interned("attrs"), *shape = interned("shape"), *whole = interned("whole"), *op = interned("op"),
            *operand_layouts = interned("operand_layouts"), *result_layouts = interned("result_layouts");
 };
-
-py::object steal(PyObject* o) {
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
-py::object attr(PyObject* o, PyObject* name) { return steal(PyObject_GetAttr(o, name)); }
-
-py::object id_of(PyObject* o) { return steal(PyLong_FromVoidPtr(o)); }
-
-void set(PyObject* o, PyObject* name, PyObject* value) {
-  if (PyObject_SetAttr(o, name, value) < 0) throw py::error_already_set();
-}
-
-// dict[key] borrowed, or nullptr when absent (a lookup error is raised)
-PyObject* lookup(PyObject* dict, PyObject* key) {
-  PyObject* hit = PyDict_GetItemWithError(dict, key);
-  if (!hit && PyErr_Occurred()) throw py::error_already_set();
-  return hit;
-}
-
-bool contains(PyObject* container, PyObject* item) {
-  const int in = PySequence_Contains(container, item);
-  if (in < 0) throw py::error_already_set();
-  return in;
-}
 
 // The annotation part of a value's situation (_Partitioner.situation): 0 for none, else the id of
 // its annotated layout, from pm.annotations or, the first time, _Partitioner.annotation.

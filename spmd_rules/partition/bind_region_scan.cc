@@ -13,32 +13,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "python_objects.h"
+
 namespace py = pybind11;
+using namespace pyobj;
 
 namespace {
-
-PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); }
 
 struct Names {
   PyObject *operands = interned("operands"), *results = interned("results"), *regions = interned("regions"),
            *type = interned("type"), *shape = interned("shape");
 };
-
-py::object steal(PyObject* o) {
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
-py::object attr(PyObject* o, PyObject* name) { return steal(PyObject_GetAttr(o, name)); }
-
-py::object id_of(PyObject* o) { return steal(PyLong_FromVoidPtr(o)); }
-
-// dict[key] borrowed, or nullptr when absent (a lookup error is raised)
-PyObject* lookup(PyObject* dict, PyObject* key) {
-  PyObject* hit = PyDict_GetItemWithError(dict, key);
-  if (!hit && PyErr_Occurred()) throw py::error_already_set();
-  return hit;
-}
 
 int find(std::vector<int>& parent, int x) {
   while (parent[x] != x) {

@@ -7,19 +7,12 @@
 #include <pybind11/pybind11.h>
 
 #include "propagation/bind_op_signature.h"
+#include "python_objects.h"
 
 namespace py = pybind11;
+using namespace pyobj;
 
 namespace {
-
-// A new reference to attribute `name` of `o`, or throws the Python error.
-py::object attr(PyObject* o, PyObject* name) {
-  PyObject* r = PyObject_GetAttr(o, name);
-  if (!r) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(r);
-}
-
-py::object id_of(PyObject* o) { return py::reinterpret_steal<py::object>(PyLong_FromVoidPtr(o)); }
 
 struct Names {
   py::object name = py::str("name"), operands = py::str("operands"), results = py::str("results"),

@@ -4,18 +4,14 @@
 // of every op, so it is made here in one call per block. The Python definition stays the
 // reference: an attribute value other than a list or tuple of atoms is keyed by ir.core.frozen_attr.
 #include "propagation/bind_op_signature.h"
+#include "python_objects.h"
 
 namespace py = pybind11;
+using namespace pyobj;
 
 namespace spmdkit_signature {
 
 namespace {
-
-py::object attr(PyObject* o, PyObject* name) {
-  PyObject* r = PyObject_GetAttr(o, name);
-  if (!r) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(r);
-}
 
 bool is_atom(PyObject* v) {
   return PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v) || v == Py_None;
@@ -70,8 +66,6 @@ py::object attrs_key(PyObject* attrs, PyObject* frozen_attr) {
   }
   return std::move(out);
 }
-
-PyObject* interned(const char* text) { return PyUnicode_InternFromString(text); }
 
 }  // namespace
 
