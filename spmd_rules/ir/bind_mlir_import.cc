@@ -23,6 +23,17 @@ struct Names {
            *sdy_sharding = interned("sdy.sharding"), *owner = interned("owner"), *index = interned("index");
 };
 
+// The identity of an MLIR value: its C API pointer (from the `_CAPIPtr` capsule every binding
+// object carries), as an int. The importer keys its values by it rather than by the binding
+// objects, so that each of those is freed once read instead of kept for the whole import.
+py::object value_key(PyObject* v) {
+  static PyObject* capsule_name = interned("_CAPIPtr");
+  py::object capsule = attr(v, capsule_name);
+  void* ptr = PyCapsule_GetPointer(capsule.ptr(), PyCapsule_GetName(capsule.ptr()));
+  if (!ptr) throw py::error_already_set();
+  return steal(PyLong_FromVoidPtr(ptr));
+}
+
 // A cached attribute value, its lists copied (an op may change its own): mlir_import._fresh.
 py::object fresh(PyObject* value) {
   if (!PyList_CheckExact(value)) return py::reinterpret_borrow<py::object>(value);
@@ -35,7 +46,7 @@ py::object fresh(PyObject* value) {
 // What the loop read of one op, before it makes anything.
 struct Read {
   py::list operands;                 // IR values
-  std::vector<py::object> results;   // (MLIR result, IR type) pairs, flattened
+  std::vector<py::object> results;   // (MLIR result's value_key, IR type) pairs, flattened
   py::object attrs = py::dict();     // key -> value, in the op's order
   py::object attr_types = py::dict();
   PyObject* shardings = nullptr;     // borrowed: the cached per-result shardings
@@ -56,7 +67,7 @@ bool read_op(PyObject* operation, PyObject* name, py::tuple state, Read& r) {
   py::object it = steal(PyObject_GetIter(attr(operation, n.operands).ptr()));
   while (PyObject* v = PyIter_Next(it.ptr())) {
     py::object held = steal(v);
-    PyObject* value = lookup(values, v);
+    PyObject* value = lookup(values, value_key(v).ptr());
     if (!value) return false;  // defined elsewhere: Python reports it
     r.operands.append(py::reinterpret_borrow<py::object>(value));
   }
@@ -67,7 +78,7 @@ bool read_op(PyObject* operation, PyObject* name, py::tuple state, Read& r) {
     py::object held = steal(res);
     PyObject* type = lookup(types, attr(res, n.type).ptr());
     if (!type) return false;  // a type not seen yet: Python converts and checks it
-    r.results.push_back(held);
+    r.results.push_back(value_key(res));
     r.results.push_back(py::reinterpret_borrow<py::object>(type));
   }
   if (PyErr_Occurred()) throw py::error_already_set();
@@ -197,6 +208,8 @@ py::object import_block_ops(py::object operations, py::object block, py::list op
 }  // namespace
 
 void spmdkit_bind_mlir_import(py::module_& m) {
+  m.def("mlir_value_key", [](py::object v) { return value_key(v.ptr()); }, py::arg("value"),
+        "An MLIR value's identity (its C API pointer) as an int: the key of ir.mlir_import's value table.");
   m.def("import_block_ops", &import_block_ops, py::arg("operations"), py::arg("block"), py::arg("ops"),
         py::arg("state"),
         "Imports an MLIR block's ops into an IR block (ir.mlir_import._Importer.block); returns the last MLIR op.");

@@ -123,7 +123,7 @@ class _Importer:
         self.source = source
         self.strict_ops = strict_ops
         self.namer = namer  # SSA names of the file, when asked for
-        self.values: dict = {}  # ir.Value -> Value
+        self.values: dict = {}  # _core.mlir_value_key(ir.Value) -> Value
         self.ctx = shared_context()
         self.names: dict[str, str] = {}     # MLIR op name -> IR op name, checked once per name
         self.registered: dict[str, bool] = {}  # IR op name -> in a registered dialect
@@ -231,7 +231,7 @@ class _Importer:
             v = block.add_arg(tt, sharding=self.sharding_of(d, owner, f"argument {i}") if d else None)
             if self.namer is not None:
                 v.name = (self.namer.argument(a) or "%")[1:] or None
-            self.values[a] = v
+            self.values[_core.mlir_value_key(a)] = v
         ops = block.ops
         operation = None
         if self.fast and self.namer is None:
@@ -268,11 +268,11 @@ class _Importer:
     def op(self, operation) -> Op:
         # The hot loop of an import (one call per op): every binding call here costs ~1 us.
         name = self.names.get(operation.name) or self.op_name(operation)
-        values = self.values
+        values, key = self.values, _core.mlir_value_key
         try:
-            operands = [values[v] for v in operation.operands]
+            operands = [values[key(v)] for v in operation.operands]
         except KeyError:  # MLIR's verifier guarantees dominance; a value from elsewhere is a bug
-            i = next(i for i, v in enumerate(operation.operands) if v not in values)
+            i = next(i for i, v in enumerate(operation.operands) if key(v) not in values)
             self.fail(IRError, f"operand {i} is defined outside the IR being imported", operation)
         op = Op(name, operands, location=operation.location)  # read into text when asked for (core.LOCATION_READERS)
         types = self.types
@@ -280,7 +280,7 @@ class _Importer:
         for i, r in enumerate(operation.results):
             t = r.type
             v = Value(types.get(t) or self.result_type(t, operation, i), op, i)
-            values[r] = v
+            values[key(r)] = v
             results.append(v)
         attributes = operation.attributes
         if len(attributes):
