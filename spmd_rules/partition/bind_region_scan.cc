@@ -48,18 +48,16 @@ py::tuple scan_regions(py::list ops, py::dict signatures, py::dict elementwise, 
   const py::ssize_t count = PyList_GET_SIZE(ops.ptr());
   for (py::ssize_t i = 0; i < count; ++i) {
     PyObject* op = PyList_GET_ITEM(ops.ptr(), i);
-    bool is_ew;
     PyObject* sig = lookup(signatures.ptr(), id_of(op).ptr());
-    PyObject* known = sig ? lookup(elementwise.ptr(), sig) : nullptr;
+    PyObject* known = sig ? lookup(elementwise.ptr(), sig) : nullptr;  // none under -1 (no signature)
     py::object asked;
-    if (!known || (sig && PyLong_AsLong(sig) < 0)) {
-      if (PyErr_Occurred()) throw py::error_already_set();
+    if (!known) {
       asked = steal(PyObject_CallOneArg(is_elementwise.ptr(), op));
       known = asked.ptr();
     }
     const int truth = PyObject_IsTrue(known);
     if (truth < 0) throw py::error_already_set();
-    is_ew = truth;
+    const bool is_ew = truth;
     int me = -1;
     if (is_ew) {
       me = static_cast<int>(members.size());

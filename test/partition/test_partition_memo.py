@@ -121,7 +121,8 @@ def test_the_cxx_loop_takes_most_ops():
     assert described(parted) == described(python_only(program))
 
 
-def test_a_scan_and_its_gradient_partition_as_without_the_memo():
+def scan_step():
+    """A propagated SGD step through a scan (a while with a nested body) and its gradient."""
     def loss(w, xs, h):
         def cell(c, x):
             c = jnp.tanh(c @ w + x)
@@ -137,7 +138,11 @@ def test_a_scan_and_its_gradient_partition_as_without_the_memo():
                  '#sdy.sharding<@mesh, [{"dp"}, {}]>']
     program = import_jax(step, w, xs, h, meshes={"mesh": MESH}, inline_calls=True,
                          arg_shardings=[parse_sharding(s) for s in shardings])
-    spmdkit.propagate(program)
+    return spmdkit.propagate(program)
+
+
+def test_a_scan_and_its_gradient_partition_as_without_the_memo():
+    program = scan_step()
     parted = partition(program)
     assert any(isinstance(s, LocalControlFlow) for s in parted.steps)
     assert described(parted) == described(without_memo(program))

@@ -4,7 +4,6 @@ gradient and random elementwise chains: the same use counts, the same readers of
 by identity, operand index), the same regions (ops by identity, in order). No devices needed."""
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +16,7 @@ from spmdkit.partition.layouts import ProgramMesh
 from spmdkit.partition.regions import _is_elementwise, _nested_uses
 from spmdkit.partition.rules import sign_block
 from spmdkit.sharding import Mesh, parse_sharding
-from test_partition_memo import ROLE, SPLITS, gpt_step
+from test_partition_memo import ROLE, SPLITS, gpt_step, scan_step
 
 MESH = Mesh({"dp": 2, "mp": 2})
 
@@ -81,20 +80,7 @@ def test_gpt_steps_scan_as_in_python(placements):
 
 
 def test_a_scan_and_its_gradient_scan_as_in_python():
-    def loss(w, xs, h):
-        def cell(c, x):
-            c = jnp.tanh(c @ w + x)
-            return c, jnp.sum(c * c)
-        c, ys = jax.lax.scan(cell, h, xs)
-        return jnp.sum(ys) + jnp.sum(c)
-
-    def step(w, xs, h):
-        return w - 0.1 * jax.grad(loss)(w, xs, h)
-
-    w, xs, h = jnp.ones((8, 8)) * 0.1, jnp.ones((3, 8, 8)), jnp.ones((8, 8))
-    program = import_jax(step, w, xs, h, meshes={"mesh": MESH}, inline_calls=True,
-                         arg_shardings=[parse_sharding('#sdy.sharding<@mesh, [{}, {"mp"}]>'), None, None])
-    spmdkit.propagate(program)
+    program = scan_step()
     assert any(op.regions for op in program.main.body.ops)  # nested reads are counted too
     assert_same_scan(program)
 

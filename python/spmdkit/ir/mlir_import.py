@@ -225,9 +225,7 @@ class _Importer:
         for i, a in enumerate(mblock.arguments):
             d = arg_attrs[i] if arg_attrs and i < len(arg_attrs) else None
             t = a.type
-            tt = types.get(t)
-            if tt is None:
-                tt = types[t] = self.tensor_type(t, owner, f"block argument {i}")
+            tt = types.get(t) or self.new_type(t, owner, f"block argument {i}")
             v = block.add_arg(tt, sharding=self.sharding_of(d, owner, f"argument {i}") if d else None)
             if self.namer is not None:
                 v.name = (self.namer.argument(a) or "%")[1:] or None
@@ -261,8 +259,9 @@ class _Importer:
             self.names[mlir_name] = name
         return name
 
-    def result_type(self, t, operation, i: int):
-        tt = self.types[t] = self.tensor_type(t, operation, f"result {i}")
+    def new_type(self, t, operation, what: str):
+        """tensor_type of a type not in the cache yet, cached (MLIR uniques types)."""
+        tt = self.types[t] = self.tensor_type(t, operation, what)
         return tt
 
     def op(self, operation) -> Op:
@@ -279,7 +278,7 @@ class _Importer:
         results = op.results
         for i, r in enumerate(operation.results):
             t = r.type
-            v = Value(types.get(t) or self.result_type(t, operation, i), op, i)
+            v = Value(types.get(t) or self.new_type(t, operation, f"result {i}"), op, i)
             values[key(r)] = v
             results.append(v)
         attributes = operation.attributes

@@ -7,6 +7,7 @@ constant is whole on every device, an iota is computed in its annotated layout (
 """
 from __future__ import annotations
 
+from .. import _core
 from ..ir import Op, RuleBindingError
 from ..ir.core import frozen_attr, op_signature
 from ..ir.bind_jax import bind as bind_jax
@@ -128,7 +129,6 @@ def signature_of(op, pm: ProgramMesh):
 def sign_block(ops: list, pm: ProgramMesh) -> None:
     """signature_of for every op of a block, in one call (_core.signature_numbers: the same keys,
     made in C++)."""
-    from .. import _core
     _core.signature_numbers(ops, pm.signature_numbers, frozen_attr, pm.signatures)  # fills pm.signatures
     pm.signed_ops.append(tuple(ops))  # kept, so that their ids are not reused
 
