@@ -1,5 +1,6 @@
 // The hot loop of the partitioner (partition/partitioner.py, _Partitioner.walk): an op in a
-// situation met before (pm.outcomes holds the layouts its rule gave then), and a constant, which
+// situation met before (pm.outcomes holds the layouts its rule gave then and the attributes
+// localized for them), and a constant, which
 // every device computes whole. Python stays the definition of every step (situation,
 // partition_op, need, place); this loop takes those common cases, op after op, in one call, calling
 // back into Python for what it does not repeat (a region's first decision, an annotation's first
@@ -38,10 +39,11 @@ void annotation(PyObject* v, PyObject* annotations, PyObject* annotate, py::list
     key.append(steal(PyObject_CallOneArg(annotate, v)));
 }
 
-// place(): the results defined in `out_layouts`, the op's local step added.
+// place(): the results defined in `out_layouts`, the op's local step added; `known`: the op's
+// localized attributes from the outcome it shares (the same dict), or nullptr to localize them here.
 void place(PyObject* op, PyObject* name, PyObject* results, py::object in_list, py::object out_list,
            PyObject* versions, PyObject* steps, PyObject* localizers, PyObject* localize, PyObject* local_op,
-           PyObject* pm) {
+           PyObject* pm, PyObject* known = nullptr) {
   static const Names& n = *new Names();
   const py::ssize_t n_out = PyList_GET_SIZE(results);
   for (py::ssize_t k = 0; k < n_out; ++k) {
@@ -51,7 +53,9 @@ void place(PyObject* op, PyObject* name, PyObject* results, py::object in_list, 
       throw py::error_already_set();
   }
   py::object attrs;
-  if (contains(localizers, name)) {
+  if (known) {
+    attrs = py::reinterpret_borrow<py::object>(known);
+  } else if (contains(localizers, name)) {
     PyObject* args[] = {op, in_list.ptr(), out_list.ptr(), pm};
     attrs = steal(PyObject_Vectorcall(localize, args, 4, nullptr));
   } else {
@@ -185,11 +189,12 @@ py::ssize_t partition_hits(py::list ops, py::ssize_t start, py::tuple state) {
     py::object situation = steal(PyList_AsTuple(key.ptr()));
 
     PyObject* hit = lookup(outcomes, situation.ptr());
-    if (!hit || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2) return i;
+    if (!hit || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 3) return i;
     PyObject* in_layouts = PyTuple_GET_ITEM(hit, 0);
     PyObject* out_layouts = PyTuple_GET_ITEM(hit, 1);
-    if (!PyTuple_Check(in_layouts) || !PyTuple_Check(out_layouts) || PyTuple_GET_SIZE(in_layouts) != n_in ||
-        PyTuple_GET_SIZE(out_layouts) != n_out)
+    PyObject* attrs = PyTuple_GET_ITEM(hit, 2);
+    if (!PyTuple_Check(in_layouts) || !PyTuple_Check(out_layouts) || !PyDict_Check(attrs) ||
+        PyTuple_GET_SIZE(in_layouts) != n_in || PyTuple_GET_SIZE(out_layouts) != n_out)
       return i;
     // operands not available in the layouts the answer reads them in: resharded first
     for (py::ssize_t k = 0; k < n_in; ++k) {
@@ -201,7 +206,7 @@ py::ssize_t partition_hits(py::list ops, py::ssize_t start, py::tuple state) {
       }
     }
     place(op, name.ptr(), results.ptr(), steal(PySequence_List(in_layouts)), steal(PySequence_List(out_layouts)),
-          versions, steps, localizers, localize, local_op, pm);
+          versions, steps, localizers, localize, local_op, pm, attrs);
   }
   return count;
 }

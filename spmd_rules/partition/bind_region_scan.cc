@@ -5,6 +5,8 @@
 //   - users: id(value) -> [(op, operand index)], for the values elementwise ops produce and the
 //     values it starts with (the function's results);
 //   - uses: id(value) -> how many operands read it, nested regions included.
+//   - the ops partitioner.check_function must look at (with `calls` and `opaque`): those with
+//     regions, those named in `calls`, those with a result of type `opaque`; it passes the rest.
 // Regions.__init__ makes the regions of what this finds; the loop is in C++ because it visits
 // every operand of every op of a step. The groups come back as lists of ops, in the order of each
 // group's first op.
@@ -22,7 +24,7 @@ namespace {
 
 struct Names {
   PyObject *operands = interned("operands"), *results = interned("results"), *regions = interned("regions"),
-           *type = interned("type"), *shape = interned("shape");
+           *type = interned("type"), *shape = interned("shape"), *name = interned("name");
 };
 
 int find(std::vector<int>& parent, int x) {
@@ -36,11 +38,16 @@ int find(std::vector<int>& parent, int x) {
 // ops: the block's ops; signatures: pm.signatures (id(op) -> number, every op signed);
 // elementwise: pm.elementwise (number -> bool); is_elementwise(op): Python's test, for a signature
 // not known yet (and ops without one); nested_uses(op, uses): counts the reads inside an op's
-// regions; users: the dict to fill, holding already the values whose readers are wanted.
-// Returns (uses, groups): the operand counts, and each region's ops.
+// regions; users: the dict to fill, holding already the values whose readers are wanted; calls,
+// opaque: call op names and the opaque value type (None: no ops listed for the check).
+// Returns (uses, groups, checked): the operand counts, each region's ops, the ops to check.
 py::tuple scan_regions(py::list ops, py::dict signatures, py::dict elementwise, py::object is_elementwise,
-                       py::object nested_uses, py::dict users) {
+                       py::object nested_uses, py::dict users, py::object calls, py::object opaque) {
   static const Names& n = *new Names();
+  const bool listing = !calls.is_none();
+  if (listing && !PyType_Check(opaque.ptr())) throw py::type_error("scan_regions: opaque must be a type");
+  auto* opaque_type = listing ? reinterpret_cast<PyTypeObject*>(opaque.ptr()) : nullptr;
+  py::list checked;
   py::dict uses;
   std::unordered_map<PyObject*, int> producer;  // an elementwise op's result -> the op's index in `members`
   std::vector<int> parent;
@@ -88,10 +95,17 @@ py::tuple scan_regions(py::list ops, py::dict signatures, py::dict elementwise, 
     const int nested = PyObject_IsTrue(attr(op, n.regions).ptr());
     if (nested < 0) throw py::error_already_set();
     if (nested) steal(PyObject_CallFunctionObjArgs(nested_uses.ptr(), op, uses.ptr(), nullptr));
+    if (!is_ew && !listing) continue;
+    py::object results = attr(op, n.results);
+    py::object rs = steal(PySequence_Fast(results.ptr(), "results must be a list"));
+    const py::ssize_t n_out = PySequence_Fast_GET_SIZE(rs.ptr());
+    if (listing) {
+      bool suspect = nested || contains(calls.ptr(), attr(op, n.name).ptr());
+      for (py::ssize_t k = 0; k < n_out && !suspect; ++k)
+        suspect = PyObject_TypeCheck(attr(PySequence_Fast_ITEMS(rs.ptr())[k], n.type).ptr(), opaque_type);
+      if (suspect && PyList_Append(checked.ptr(), op) < 0) throw py::error_already_set();
+    }
     if (is_ew) {
-      py::object results = attr(op, n.results);
-      py::object rs = steal(PySequence_Fast(results.ptr(), "results must be a list"));
-      const py::ssize_t n_out = PySequence_Fast_GET_SIZE(rs.ptr());
       for (py::ssize_t k = 0; k < n_out; ++k) {
         PyObject* r = PySequence_Fast_ITEMS(rs.ptr())[k];
         producer[r] = me;  // the ops list keeps its results alive: the pointer stays theirs
@@ -113,14 +127,15 @@ py::tuple scan_regions(py::list ops, py::dict signatures, py::dict elementwise, 
     PyObject* group = PyList_GET_ITEM(groups.ptr(), static_cast<py::ssize_t>(at->second));
     if (PyList_Append(group, members[m]) < 0) throw py::error_already_set();
   }
-  return py::make_tuple(uses, groups);
+  return py::make_tuple(uses, groups, checked);
 }
 
 }  // namespace
 
 void spmdkit_bind_region_scan(py::module_& m) {
   m.def("scan_regions", &scan_regions, py::arg("ops"), py::arg("signatures"), py::arg("elementwise"),
-        py::arg("is_elementwise"), py::arg("nested_uses"), py::arg("users"),
+        py::arg("is_elementwise"), py::arg("nested_uses"), py::arg("users"), py::arg("calls") = py::none(),
+        py::arg("opaque") = py::none(),
         "The partitioner's scan of a block for elementwise regions (partition.regions.Regions): "
-        "(uses, groups), filling `users`.");
+        "(uses, groups, ops to check), filling `users`.");
 }

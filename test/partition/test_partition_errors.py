@@ -47,6 +47,19 @@ def test_calls_must_be_inlined():
         partition(p)
 
 
+def test_a_call_inside_a_loop_body_is_refused_as_the_full_check_refuses_it():
+    # the partitioner checks only the ops its region scan lists (regions, calls, opaque results);
+    # a loop is listed, and the check walks into its body
+    from spmdkit.partition.partitioner import check_function
+    p = import_jax(lambda a: lax.fori_loop(0, 3, lambda i, x: jax.jit(jnp.sin)(x), a), jnp.ones((4,)),
+                   meshes=MESHES)
+    with pytest.raises(PartitionError) as full:
+        check_function(p.main, control_flow=True)
+    with pytest.raises(PartitionError, match="inline_calls=True") as ours:
+        partition(p)
+    assert str(ours.value) == str(full.value)
+
+
 def test_partial_argument_is_refused():
     p = program(lambda a: a + 1.0, jnp.ones((4, 4)), shardings=['#sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>'])
     with pytest.raises(PartitionError, match="cannot be partial"):

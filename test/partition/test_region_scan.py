@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 import spmdkit
 from spmdkit import _core
 from spmdkit.ir import import_jax
+from spmdkit.ir.types import OpaqueType
 from spmdkit.partition.layouts import ProgramMesh
 from spmdkit.partition.regions import _is_elementwise, _nested_uses
-from spmdkit.partition.rules import sign_block
+from spmdkit.partition.rules import CALL_OPS, sign_block
 from spmdkit.sharding import Mesh, parse_sharding
 from test_partition_memo import ROLE, SPLITS, gpt_step, scan_step
 
@@ -61,9 +62,13 @@ def assert_same_scan(program):
     sign_block(fn.body.ops, pm)
     start = {id(v): [] for v in fn.body.terminator.operands}
     ours_users, ref_users = {k: [] for k in start}, {k: [] for k in start}
-    uses, groups = _core.scan_regions(fn.body.ops, pm.signatures, pm.elementwise,
-                                      lambda op: _is_elementwise(op, pm), _nested_uses, ours_users)
+    uses, groups, checked = _core.scan_regions(fn.body.ops, pm.signatures, pm.elementwise,
+                                               lambda op: _is_elementwise(op, pm), _nested_uses, ours_users,
+                                               CALL_OPS, OpaqueType)
     ref_uses, ref_groups = reference_scan(fn.body.ops, pm, ref_users)
+    # the ops check_function must look at: those with regions, calls, opaque results
+    assert [id(op) for op in checked] == [id(op) for op in fn.body.ops if op.regions or op.name in CALL_OPS or any(
+        isinstance(r.type, OpaqueType) for r in op.results)]
     assert uses == ref_uses
     assert list(ours_users) == list(ref_users)
     for k in ref_users:

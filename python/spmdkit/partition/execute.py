@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.attributes import MLIRAttr
 from ..ir.constants import dense_value
 from ..ir.jax_params import ParamError, params_from_attrs, primitive
 from ..reshard.execute_jax import apply_plan, partition_spec
@@ -25,8 +26,7 @@ PLACEHOLDER_PRIMITIVES = frozenset({"empty", "empty2"})
 def _run_local(step: LocalOp, inputs: list, pm) -> list:
     op = step.op
     if op.name == "stablehlo.constant":
-        from ..ir.evaluate import _np_dtype
-        return [dense_value(step.attrs["value"], op.result.type, _np_dtype(op.result.type))]
+        return [_constant(step.attrs["value"], op.result.type, pm)]
     if op.name in IDENTITY_OPS:
         return list(inputs)
     if LOCAL_KERNEL in step.attrs:  # a placement the primitive alone cannot run (split_gather.py)
@@ -39,11 +39,14 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
         from ..ir.evaluate import _np_dtype
         return [jnp.zeros(layout.local_shape(pm.spec, v.type.shape), _np_dtype(v.type))
                 for v, layout in zip(op.results, step.result_layouts)]
-    try:
-        prim = primitive(name)
-        params = params_from_attrs(name, step.attrs, [x.dtype for x in inputs])
-    except ParamError as e:
-        raise PartitionError(e.reason, op=op.name) from None
+    key = (id(step.attrs), tuple([x.dtype for x in inputs]))  # the attrs are kept in the memo: their id stays theirs
+    hit = pm.jax_params.get(key)
+    if hit is None:
+        try:
+            hit = pm.jax_params[key] = (step.attrs, primitive(name), params_from_attrs(name, step.attrs, key[1]))
+        except ParamError as e:
+            raise PartitionError(e.reason, op=op.name) from None
+    _, prim, params = hit
     if name in CLAMPED_STARTS:
         inputs = _clamped_starts(name, inputs, params)
     out = prim.bind(*inputs, **params)
@@ -51,6 +54,17 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
     if op.name == "jax.iota":
         outs = [_offset_iota(outs[0], step.result_layouts[0], params["dimension"], pm)]
     return _checked(step, outs, pm)
+
+
+def _constant(value, t, pm):
+    """A constant's array, read once per attribute and type (a model's constants repeat: the same
+    text in many attribute objects)."""
+    key = (value.text if isinstance(value, MLIRAttr) else id(value), t)  # the attribute is kept: its id stays its own
+    hit = pm.constants.get(key)
+    if hit is None:
+        from ..ir.evaluate import _np_dtype
+        hit = pm.constants[key] = (value, dense_value(value, t, _np_dtype(t)))
+    return hit[1]
 
 
 # XLA (jax 0.10.2, CPU) folds dynamic_slice(dynamic_slice(x, s), i) into one dynamic_slice at s + i,

@@ -41,6 +41,9 @@ class ProgramMesh:
         self.prices: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, modeled us)
         self.plans: dict = {}  # (shape, dtype, id(source), id(target)) -> (source, target, reshard Plan)
         self.local_shapes: dict = {}  # (id(layout), shape) -> (layout, local shape)
+        # execute.py's, while JAX traces the local program: steps of one situation share their attrs
+        self.jax_params: dict = {}  # (id(step attrs), operand dtypes) -> (attrs, primitive, params)
+        self.constants: dict = {}  # (value attribute's text or id, type) -> (attribute, numpy array)
 
     def canonical(self, layout: Layout) -> Layout:
         """The one object of this partition equal to `layout`."""

@@ -28,9 +28,8 @@ from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicate
 from .localize import LOCALIZERS, localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
-from .rules import IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
+from .rules import CALL_OPS, IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
 
-CALL_OPS = frozenset({"func.call", "call"})
 # ops linear in every operand together: a sum of partial sums is a partial sum
 SUM_OPS = frozenset({"jax.add", "jax.add_any", "jax.sub"})
 # ops of one operand, linear in it: the op of a partial sum is the partial sum of the op's results
@@ -55,17 +54,18 @@ def _itemsize(dtype: str) -> int:
     return max(1, int(m.group(1)) // 8) if m else 4
 
 
-def check_function(fn, control_flow: bool = False, other_regions: bool = False) -> None:
+def check_function(fn, control_flow: bool = False, other_regions: bool = False, tops=None) -> None:
     """Calls must be inlined (import with inline_calls=True); ops with regions are refused unless
     `control_flow` (the partitioner takes while/case, see control_flow.py; completion does not);
     `other_regions`: other ops with regions pass too (a reduce's or a scatter's scalar body: the
     search reads their rules' factor tables). Tokens and dynamically shaped tensors (propagation
-    leaves them unsharded) are refused."""
+    leaves them unsharded) are refused. `tops`: the ops of the body to look at, where a scan has
+    listed those that can fail (Regions' scan: ops with regions, calls, opaque results); all by default."""
     for i, a in enumerate(fn.args):
         if is_opaque(a.type):
             raise PartitionError(f"type {a.type} is not partitioned (static ranked tensors only)",
                                  op="func.func", value=f"%arg{i}")
-    for top in fn.body.ops:
+    for top in fn.body.ops if tops is None else tops:
         for op in (top.walk() if top.regions else (top,)):  # each op, then those nested in it
             for r in op.results:
                 if isinstance(r.type, OpaqueType):  # is_opaque, inline: one check per value
@@ -103,7 +103,8 @@ class _Partitioner:
 
     def run(self, fn) -> PartitionedProgram:
         pm = self.pm
-        check_function(fn, control_flow=True)
+        # the scan of the regions lists the ops that can fail the check: it runs on those alone
+        self.regions = Regions(fn, pm, check=lambda tops: check_function(fn, control_flow=True, tops=tops))
         arg_layouts = []
         for v in fn.args:
             layout = layout_of_value(v, pm)
@@ -114,7 +115,6 @@ class _Partitioner:
             self.define(v, layout)
         out = PartitionedProgram(pm, fn, arg_layouts, [])
         self.steps = out.steps
-        self.regions = Regions(fn, pm)
         ret = self.walk(fn.body, f"@{fn.name}")
         shardings = list(fn.result_shardings) + [None] * len(ret.operands)
         for i, v in enumerate(ret.operands):
@@ -211,12 +211,12 @@ class _Partitioner:
         if situation is not None:
             hit = pm.outcomes.get(situation)
             if hit is not None:  # an op like one before, in the same situation: that answer
-                operands, results = hit
+                operands, results, attrs = hit
                 versions = self.versions
                 for v, layout in zip(op.operands, operands):
                     if layout not in versions[id(v)]:
                         self.need(v, layout, f"op '{name}'")
-                self.place(op, operands, results)  # their shapes were checked then
+                self.place(op, operands, results, attrs)  # their shapes were checked then
                 return
         if name == "jax.iota":  # computed directly in its annotated layout (offset by the shard's place)
             layout = layout_of_value(op.result, pm)
@@ -254,12 +254,14 @@ class _Partitioner:
             if key not in checked:
                 self.check_shape(v, layout, f"result of '{name}'")
                 checked.add(key)
-        if situation is not None:
-            pm.outcomes[situation] = (operands, results)
-        self.place(op, operands, results)
+        attrs = localize(op, operands, results, self.pm)
+        if situation is not None:  # the localized attributes too: a function of the signature and layouts
+            pm.outcomes[situation] = (operands, results, attrs)
+        self.place(op, operands, results, attrs)
 
-    def place(self, op, operands, results) -> None:
-        """Define the op's results in `results` (canonical layouts) and add its local step."""
+    def place(self, op, operands, results, attrs=None) -> None:
+        """Define the op's results in `results` (canonical layouts) and add its local step; `attrs`:
+        the op's localized attributes, known already (the outcome's dict, shared by its steps)."""
         versions = self.versions
         if self.outer is None:  # the outermost block: need() never asks whether it defines a value
             for v, layout in zip(op.results, results):
@@ -269,7 +271,9 @@ class _Partitioner:
                 self.local.add(id(v))
                 versions[id(v)] = [layout]
         operands, results = list(operands), list(results)
-        self.steps.append(LocalOp(op, localize(op, operands, results, self.pm), operands, results))
+        if attrs is None:
+            attrs = localize(op, operands, results, self.pm)
+        self.steps.append(LocalOp(op, attrs, operands, results))
 
     def situation(self, op):
         """What a rule op's layouts depend on, as a key of small ints (None: not keyed): its

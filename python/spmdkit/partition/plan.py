@@ -15,7 +15,8 @@ from .layouts import ProgramMesh
 class LocalOp:
     """Run `op` on local shards: operands read in `operand_layouts`, results in `result_layouts`."""
     op: Any
-    attrs: dict                      # the op's attributes with global sizes localized
+    attrs: dict                      # the op's attributes with global sizes localized; read only:
+                                     # the steps of ops in one situation share the dict
     operand_layouts: list[Layout]
     result_layouts: list[Layout]
 

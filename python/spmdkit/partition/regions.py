@@ -16,8 +16,9 @@ It runs the region whole only if that is strictly cheaper.
 from __future__ import annotations
 
 from .. import _core
+from ..ir.types import OpaqueType
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
-from .rules import factor_table, sign_block, signature_of
+from .rules import CALL_OPS, factor_table, sign_block, signature_of
 
 
 def _is_elementwise(op, pm) -> bool:
@@ -70,7 +71,9 @@ class Regions:
     """The elementwise regions of one flat function, found up front; `whole(op, ...)` decides a
     region when the partitioner first reaches one of its ops."""
 
-    def __init__(self, fn, pm):
+    def __init__(self, fn, pm, check=None):
+        """`check(ops)`: called with the ops the scan lists as able to fail partitioner.check_function
+        (those with regions, calls, opaque results), before any region is made."""
         ret = fn.body.terminator
         # One scan of the block in order (a value's producer comes before its readers) finds
         # - the elementwise ops, each joined to the region of every elementwise producer it reads;
@@ -83,8 +86,11 @@ class Regions:
             for v in ret.operands:
                 users.setdefault(id(v), [])
         sign_block(fn.body.ops, pm)  # every op's signature in one call: the scan and the partitioner read them
-        self.uses, groups = _core.scan_regions(fn.body.ops, pm.signatures, pm.elementwise,
-                                               lambda op: _is_elementwise(op, pm), _nested_uses, users)
+        self.uses, groups, suspects = _core.scan_regions(
+            fn.body.ops, pm.signatures, pm.elementwise, lambda op: _is_elementwise(op, pm), _nested_uses, users,
+            *((CALL_OPS, OpaqueType) if check is not None else ()))
+        if check is not None:
+            check(suspects)
         self.region_of = {}
         self.regions = []
         declared = list(fn.result_shardings) + [None] * (len(ret.operands) if ret else 0)

@@ -19,6 +19,8 @@ from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec
 # split slices it locally (a free reshard step)
 SOURCE_OPS = frozenset({"stablehlo.constant", "jax.iota"})
 
+CALL_OPS = frozenset({"func.call", "call"})  # refused: calls are inlined before partitioning
+
 # ops that only steer shardings: the result is the operand resharded to the result's annotation
 IDENTITY_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier",
                           "stablehlo.optimization_barrier"})
