@@ -9,8 +9,9 @@
 2. First call: `parallelize`'s stages on a small step on 8 virtual devices (import, propagate,
    partition, lower, compile), against `jax.jit(step, in_shardings=...).lower(...).compile()`,
    each side in a fresh process (a first call), alternately, best of N.
-3. Stages: import, propagate, partition and lower (no compile) of that step at 4 and 24 layers
-   in this process, with partition/propagate and lower/propagate.
+3. Stages: import, propagate, partition and lower (no compile; its trace by JAX in brackets) of
+   that step at 4 and 24 layers in this process, with partition/propagate and lower/propagate,
+   and jax.jit's own lower of the same step and shardings beside ours.
 
     PYTHONPATH=python python benchmarks/bench_program_path.py [--layers 4 24 200 280] [--repeat 3]
         [--no-first-call] [--stages 4 24] [--cpu] [--profile N] [--memory N]
@@ -21,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import re
@@ -318,9 +320,10 @@ def _our_inputs(step, params, specs, tokens):
     return mesh, shardings + [data, data], flat
 
 
-def _our_stages(step, params, tokens, inputs, compile_too: bool = False) -> dict:
+def _our_stages(step, params, tokens, inputs, compile_too: bool = False, trace: bool = False) -> dict:
     """Seconds of parallelize's stages on one step: import_jax, propagate, partition, lower
-    (to_jax + jax's lower) and, with `compile_too`, compile; "ops": the program's op count."""
+    (to_jax + jax's trace and lower; with `trace`, the trace's part too) and, with `compile_too`,
+    compile; "ops": the program's op count."""
     import spmdkit
     from spmdkit.ir import import_jax
     from spmdkit.partition import partition, to_jax
@@ -337,14 +340,30 @@ def _our_stages(step, params, tokens, inputs, compile_too: bool = False) -> dict
     parted = partition(program)
     times["partition"] = clock() - t
     t = clock()
-    lowered = to_jax(parted, mesh.jax_mesh()).lower(*flat)
+    traced = to_jax(parted, mesh.jax_mesh()).trace(*flat)  # our local program traced by JAX into a jaxpr
+    times["trace"] = clock() - t
+    lowered = traced.lower()  # JAX's lowering of that jaxpr to StableHLO
     times["lower"] = clock() - t
     if compile_too:
         t = clock()
         lowered.compile()
         times["compile"] = clock() - t
     times["ops"] = sum(1 for _ in program.walk())
+    if not trace:
+        times.pop("trace")
     return times
+
+
+def _jax_lower(step, params, tokens, flat) -> float:
+    """Seconds of jax.jit's own lower of the step with the same shardings (what a JAX user pays
+    before compiling: its tracing and its lowering of the step's jaxpr)."""
+    import jax
+    tree = jax.tree_util.tree_structure((params, tokens, tokens))
+    args = jax.tree_util.tree_unflatten(tree, flat)
+    fresh = functools.partial(step)  # a new callable: jax.jit's caches (keyed by the function) miss, as on a first call
+    t = clock()
+    jax.jit(fresh).lower(*args)
+    return clock() - t
 
 
 def stage_table(layer_counts, repeat: int) -> None:
@@ -354,8 +373,8 @@ def stage_table(layer_counts, repeat: int) -> None:
 
     unit = "CPU" if clock is time.process_time else "wall"
     print(f"program path stages of the first-call step (d=128, 2x4 mesh), best of {repeat}, {unit} ms")
-    print(f"{'layers':>6} {'ops':>6} | {'import':>7} {'propagate':>9} {'partition':>9} {'lower':>7} | "
-          f"partition/propagate  lower/propagate")
+    print(f"{'layers':>6} {'ops':>6} | {'import':>7} {'propagate':>9} {'partition':>9} {'lower':>7} "
+          f"(trace) | {'jax.jit lower':>13} | partition/propagate  lower/propagate  lower/jax.jit lower")
     for layers in layer_counts:
         step, params, specs = make_step(layers, d=128, heads=4, ffn=512, vocab=256)
         tokens = jnp.zeros((16, 64), jnp.int32)
@@ -363,13 +382,16 @@ def stage_table(layer_counts, repeat: int) -> None:
         best = {}
         for _ in range(repeat):
             gc.collect()  # each round from a collected heap, as a first call's fresh process has
-            times = _our_stages(step, params, tokens, inputs)
+            times = _our_stages(step, params, tokens, inputs, trace=True)
             n_ops = times.pop("ops")
+            gc.collect()
+            times["jax"] = _jax_lower(step, params, tokens, inputs[2])
             best = {k: min(best.get(k, v), v) for k, v in times.items()}
         ms = {k: v * 1e3 for k, v in best.items()}
         print(f"{layers:>6} {n_ops:>6} | {ms['import']:>7.1f} {ms['propagate']:>9.1f} {ms['partition']:>9.1f} "
-              f"{ms['lower']:>7.1f} | {ms['partition'] / ms['propagate']:>19.2f} {ms['lower'] / ms['propagate']:>16.2f}",
-              flush=True)
+              f"{ms['lower']:>7.1f} ({ms['trace']:>5.1f}) | {ms['jax']:>13.1f} | "
+              f"{ms['partition'] / ms['propagate']:>19.2f} {ms['lower'] / ms['propagate']:>16.2f} "
+              f"{ms['lower'] / ms['jax']:>20.2f}", flush=True)
     print()
 
 
