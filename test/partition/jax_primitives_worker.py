@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax.sharding import Mesh as JaxMesh  # noqa: E402
 
+import spmdkit  # noqa: E402
 from spmdkit.ir import import_jax  # noqa: E402
 from spmdkit.partition import partition, to_jax  # noqa: E402
 from spmdkit.sharding import Mesh, parse_sharding  # noqa: E402
@@ -36,10 +37,14 @@ def pooling_grad(x):
                     + jnp.tanh(nn.max_pool(x, (3, 3), padding="SAME")).sum())(x)
 
 
-def run(fn, args, shardings, data_args):
+def run(fn, args, shardings, data_args, propagated=False):
+    """`propagated`: partition from what propagation infers (the factor tables of every op), not
+    from the arguments' annotations alone."""
     mesh = Mesh({"x": 2, "y": 2})
     program = import_jax(fn, *args, arg_shardings=[parse_sharding(s) if s else None for s in shardings],
                          meshes={"mesh": mesh}, inline_calls=True)
+    if propagated:
+        spmdkit.propagate(program)
     jax_mesh = JaxMesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
     got = to_jax(partition(program), jax_mesh)(*data_args)
     want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
@@ -51,12 +56,14 @@ def main():
     idx = jnp.array([1, 3])
     key = jax.random.key(7)
     img = jnp.sin(jnp.arange(4 * 8 * 8 * 4.0)).reshape(4, 8, 8, 4)
-    out = {
-        "dropout_and_math": run(dropout_and_math, (x, idx, key),
-                                ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>', None, None],
-                                (x, idx, jax.random.key_data(key))),
-        "pooling_grad": run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'], (img,)),
-    }
+    out = {}
+    for propagated in (False, True):
+        suffix = " propagated" if propagated else ""
+        out["dropout_and_math" + suffix] = run(dropout_and_math, (x, idx, key),
+                                               ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>', None, None],
+                                               (x, idx, jax.random.key_data(key)), propagated)
+        out["pooling_grad" + suffix] = run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'],
+                                           (img,), propagated)
     print(json.dumps(out))
 
 

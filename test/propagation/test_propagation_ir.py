@@ -167,3 +167,22 @@ func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}
     assert "<@one, []>" in out  # printed as Shardy writes it, not as [{}, {}]
     ops = program.main.body.ops
     assert ops[1].results[0].sharding is None  # nothing crosses from the one device's value
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_a_dim_the_op_creates_takes_its_size_from_the_result(k):
+    # top_k's k is a factor only its results hold: the rule's table (from the operand) has no size
+    # for it; propagation sizes it from the result, and the batch split passes to both results
+    import jax
+    import jax.numpy as jnp
+
+    from spmdkit.ir import import_jax
+    from spmdkit.sharding import Mesh, parse_sharding
+    program = import_jax(lambda x: jax.lax.top_k(jnp.tanh(x), k), jnp.ones((8, 4, 16)),
+                         arg_shardings=[parse_sharding('#sdy.sharding<@mesh, [{"a"}, {"b"}, {}]>')],
+                         meshes={"mesh": Mesh({"a": 2, "b": 2})})
+    spmdkit.propagate(program)
+    top_k = next(op for op in program.main.body.ops if op.name == "jax.top_k")
+    for r in top_k.results:
+        assert r.type.shape == (8, 4, k)
+        assert [[a.name for a in d.axes] for d in r.sharding.dims] == [["a"], ["b"], []]

@@ -75,15 +75,28 @@ def default_factor_table(op):
     return bind(op).factors(spec_of)
 
 
-def _table_parts(table):
-    """(operands, results, sizes, kinds, blocked) from a FactorTable object, or None for text."""
+def _table_parts(table, result_shapes=None):
+    """(operands, results, sizes, kinds, blocked) from a FactorTable object, or None for text;
+    `result_shapes` give the sizes of the factors the op creates (see _born_sizes)."""
     if isinstance(table, str):
         return None
     n = len(table.sizes)
     blocked = set(table.blocked) if not (table.blocked and isinstance(table.blocked[0], bool)) else \
         {f for f, b in enumerate(table.blocked) if b}
-    return ([list(map(list, t)) for t in table.operands], [list(map(list, t)) for t in table.results],
-            list(table.sizes), list(table.kinds), [f in blocked for f in range(n)])
+    operands, results = [list(map(list, t)) for t in table.operands], [list(map(list, t)) for t in table.results]
+    sizes = list(table.sizes)
+    if result_shapes is not None:
+        _born_sizes(sizes, results, result_shapes)
+    return operands, results, sizes, list(table.kinds), [f in blocked for f in range(n)]
+
+
+def _born_sizes(sizes: list, results: list, result_shapes) -> None:
+    """A factor the op creates (a dim only its results have, as top_k's k) has no size in the
+    rule's table, which sees only the operands (-1): it is the size of a result dim made of it alone."""
+    for f, size in enumerate(sizes):
+        if size < 0:
+            sizes[f] = next((shape[d] for shape, dims in zip(result_shapes, results) for d, fs in enumerate(dims)
+                             if fs == [f]), size)
 
 
 # ops the builder turns into edges, groups, constraints and regions rather than factor tables
@@ -309,7 +322,7 @@ class _Builder:
             table, why = None, str(e)
             self.out.opaque.append((op.name, why))
         if table is not None:
-            parts = _table_parts(table)
+            parts = _table_parts(table, [v.type.shape for v in op.results])
             if parts is None:  # a preset rule's text
                 shapes = lambda vs: [list(v.type.shape) for v in vs]
                 parts = parse_factor_table(table, shapes(op.operands), shapes(op.results))

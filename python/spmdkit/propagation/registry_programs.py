@@ -228,7 +228,7 @@ def random_registry_program(seed: int, n_ops: int = 8, annotate: float = 0.35, f
             v = g.value(list(o.shape), text, name=f"{name}.{i}")
             dense[v] = o
             results.append(v)
-        g.op_table(name, _table_parts(table), operands, results)
+        g.op_table(name, _table_parts(table, [o.shape for o in outs]), operands, results)
         g.ops[-1]["kernel"] = kernel
         live.extend(v for v in results if g.shape(v))
         made += 1
