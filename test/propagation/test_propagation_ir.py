@@ -186,3 +186,42 @@ def test_a_dim_the_op_creates_takes_its_size_from_the_result(k):
     for r in top_k.results:
         assert r.type.shape == (8, 4, k)
         assert [[a.name for a in d.axes] for d in r.sharding.dims] == [["a"], ["b"], []]
+
+
+def test_chlo_top_k_as_jax_lowers_it():
+    # jax.jit(...).lower writes lax.top_k as chlo.top_k (k on the last dim): the batch split
+    # passes through to both results, and back to the operand from a result
+    text = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}, {}]>},
+                %arg1: tensor<8x4x16xf32>) -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>) {
+  %values, %indices = chlo.top_k(%arg0, k = 3) : tensor<8x4x16xf32> -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>)
+  %v2, %i2 = chlo.top_k(%arg1, k = 3) : tensor<8x4x16xf32> -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>)
+  %0 = sdy.sharding_constraint %i2 <@mesh, [{}, {"b"}, {}]> : tensor<8x4x3xi32>
+  return %values, %indices : tensor<8x4x3xf32>, tensor<8x4x3xi32>
+}
+"""
+    program = ir.parse(text)
+    spmdkit.propagate(program)
+    first, second = (op for op in program.main.body.ops if op.name == "chlo.top_k")
+    axes = lambda v: [[a.name for a in d.axes] for d in v.sharding.dims]
+    assert [axes(r) for r in first.results] == [[["a"], [], []]] * 2
+    assert axes(second.operands[0]) == [[], ["b"], []]  # from the constrained indices, back through top_k
+
+
+def test_chlo_top_k_is_searched_by_auto():
+    # the search needs a rule for every op: chlo.top_k has jax.top_k's
+    from spmdkit.auto import auto_shard
+    text = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}, {}]>})
+    -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>) {
+  %values, %indices = chlo.top_k(%arg0, k = 3) : tensor<8x4x16xf32> -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>)
+  return %values, %indices : tensor<8x4x3xf32>, tensor<8x4x3xi32>
+}
+"""
+    program = ir.parse(text)
+    auto_shard(program)
+    op = next(op for op in program.main.body.ops if op.name == "chlo.top_k")
+    assert all(r.sharding is not None for r in op.results)
+    assert all(not d.axes for r in op.results for d in r.sharding.dims[2:])  # k is never split
