@@ -82,6 +82,10 @@ void window_pair_patterns(PatternPlan& plan, const std::string& op, const DistMe
 void window_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& source,
                              const DistMetaTensor& operand, const std::vector<int64_t>& window_dimensions,
                              const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding);
+// stablehlo.select_and_scatter (operand, source, init_value): window_scatter's, in that order
+void select_and_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                 const DistMetaTensor& source, const std::vector<int64_t>& window_dimensions,
+                                 const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding);
 // convolution (window_builders.cc), JAX's ConvDimensionNumbers: lhs_spec = (batch, feature,
 // spatial...) dims of lhs, rhs_spec = (output feature, input feature, spatial...) of rhs,
 // out_spec = (batch, feature, spatial...) of the result; padding flat (low, high) per spatial dim.

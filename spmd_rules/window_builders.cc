@@ -2,6 +2,7 @@
 // dim of the result; a dim with a real window (size > 1, a stride, padding, base dilation) is
 // resized: whole, and free to differ in size. Shapes and attributes only; docs/spec_language.md.
 #include <string>
+#include <utility>
 
 #include "errors.h"
 #include "pattern_builders.h"
@@ -100,6 +101,14 @@ void window_scatter_patterns(PatternPlan& plan, const std::string& op, const Dis
   plan.eq.operands.push_back(full);
   plan.eq.result = full;
   for (int64_t d : plan.resized) plan.born[d] = operand.shape[d];  // the result has the operand's sizes
+}
+
+// StableHLO's select_and_scatter lists the operand first: the same patterns, swapped.
+void select_and_scatter_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,
+                                 const DistMetaTensor& source, const std::vector<int64_t>& window_dimensions,
+                                 const std::vector<int64_t>& window_strides, const std::vector<int64_t>& padding) {
+  window_scatter_patterns(plan, op, source, operand, window_dimensions, window_strides, padding);
+  std::swap(plan.eq.operands[0], plan.eq.operands[1]);
 }
 
 }  // namespace spmd

@@ -108,6 +108,24 @@ def test_max_pool_propagates_the_batch_and_channel_dims():
     assert sharding_of(the_op(program, "stablehlo.reduce_window").results[0]).endswith('[{"a", ?}, {"b", ?}, {?}, {?}]>')
 
 
+@pytest.mark.parametrize("pick,select", [(jax.lax.max, "ge"), (jax.lax.min, "le")])
+def test_max_pool_grad_binds_select_and_scatter_and_propagates(pick, select):
+    # the pool's gradient is StableHLO's select_and_scatter (operand, source, init value; select
+    # and scatter regions): padding flattened, the select region named, the pooled dims whole
+    # (permutation factors shared with the windowed source), batch and channels passed through
+    init = -jnp.inf if pick is jax.lax.max else jnp.inf
+    grad = jax.grad(lambda x: jax.lax.reduce_window(x, init, pick, (1, 2, 2, 1), (1, 2, 2, 1), "VALID").sum())
+    program = lowered(grad, [np.zeros((4, 8, 8, 6), np.float32)], ['[{"a"}, {}, {}, {"b"}]'])
+    op = the_op(program, "stablehlo.select_and_scatter")
+    call = bind(op)
+    assert call.attrs == {"window_dimensions": [1, 2, 2, 1], "window_strides": [1, 2, 2, 1], "padding": [0] * 8,
+                          "select": select}
+    assert str(call.factors(_spec)) == "([i, j, k, l], [i, j, k, l], [])->([i, j, k, l]) {i=4, j=8, k=8, l=6} " \
+                                       "permutation={j, k}"
+    assert propagate_program(program).opaque == []
+    assert sharding_of(op.results[0]).endswith('[{"a", ?}, {?}, {?}, {"b", ?}]>')
+
+
 def test_jax_import_reduce_window_sum_binds_with_flat_padding():
     from spmdkit.ir import import_jax
     f = lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3), (1, 1), ((0, 0), (1, 1)))  # noqa: E731

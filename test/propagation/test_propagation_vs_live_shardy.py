@@ -66,6 +66,7 @@ def compare(text: str):
     (IR_DATA / "shardy_compiler_api.mlir", 6),
     (IR_DATA / "shardy_representation.mlir", 6),  # sub-axes, several meshes, a maximal mesh (<@one, []>)
     (IR_DATA / "jax_shard_map.mlir", 2),
+    (HERE / "data" / "cnn_pool_step.mlir", 50),  # convolution, reduce_precision, max pool and its grad
 ])
 def test_every_value_gets_shardys_sharding(path, at_least):
     compared, differ = compare(path.read_text())
@@ -83,3 +84,10 @@ def test_the_gpt_step_splits_the_hidden_dim_as_shardy_does():
     propagate_program(program)
     (gather,) = [op for op in program.main.body.ops if op.name == "stablehlo.gather"][:1]
     assert _dims(gather.results[0].sharding) == '[{"dp"}, {}, {"fsdp"}]'
+
+
+def test_the_cnn_step_has_a_factor_table_for_every_op():
+    # the max pool's grad (stablehlo.select_and_scatter) and reduce_precision have rules: no op
+    # of the step is opaque to propagation (Shardy has rules for both)
+    program = ir.parse((HERE / "data" / "cnn_pool_step.mlir").read_text(), strict_ops=False)
+    assert propagate_program(program).opaque == []

@@ -43,6 +43,8 @@ def bind(op: Op) -> RuleCall:
         return _bind_variadic_reduce(op)
     if op.name == "stablehlo.reduce_window":
         return _bind_reduce_window(op)
+    if op.name == "stablehlo.select_and_scatter":
+        return _bind_select_and_scatter(op)
     decoded = decode_attributes(op)
     if "operand_segment_sizes" in op.attrs:
         from .. import core
@@ -100,6 +102,34 @@ def _bind_reduce_window(op: Op) -> RuleCall:
     except IRError:  # a region that is not one elementwise reduction: sharded alike
         attrs["body"] = "other"
     return RuleCall("stablehlo.reduce_window", [list(op.operands[:n]), list(op.operands[n:])], attrs, op)
+
+
+def _bind_select_and_scatter(op: Op) -> RuleCall:
+    if len(op.operands) != 3 or len(op.regions) != 2:
+        raise IRError(f"takes an operand, a source and an init value and two regions (select, scatter), got "
+                      f"{len(op.operands)} operands and {len(op.regions)} regions", op=op.name)
+    if "window_dimensions" not in op.attrs:
+        raise RuleBindingError("select_and_scatter needs attribute 'window_dimensions', which the op lacks", op=op.name)
+    attrs = {k: list(op.attrs[k]) for k in ("window_dimensions", "window_strides") if k in op.attrs}
+    if "padding" in op.attrs:  # a dense Nx2 tensor: flattened to (low, high) per dim
+        with shared_context():
+            attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
+    attrs["select"] = _select_name(op)
+    return RuleCall("stablehlo.select_and_scatter", list(op.operands), attrs, op)
+
+
+def _select_name(op: Op) -> str:
+    """ge / le for a select region that is one compare of its two arguments (GE, GT / LE, LT):
+    the window's max or min; `other` for any other region. Only verify's kernel reads it."""
+    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
+    if len(body) != 1 or body[0].name != "stablehlo.compare":
+        return "other"
+    try:
+        with shared_context():
+            direction = stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
+    except IRError:
+        return "other"
+    return {"GE": "ge", "GT": "ge", "LE": "le", "LT": "le"}.get(direction, "other")
 
 
 def variadic_body_name(op: Op) -> str:

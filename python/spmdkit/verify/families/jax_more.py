@@ -208,12 +208,25 @@ def select_and_gather_add(tangents, operand, select_prim, window_dimensions, win
 
 @kernel
 def select_and_scatter_add(source, operand, select_prim, window_dimensions, window_strides=(), padding=()):
+    return _scatter_add(source, operand, select_prim, window_dimensions, window_strides, padding)
+
+
+def _scatter_add(source, operand, select_prim, window_dimensions, window_strides, padding):
+    """Each window's source value added at its selected element (max for ge, min for le)."""
     padded, lo, counts, strides = _windows(operand.shape, window_dimensions, window_strides, padding)
     fill = -np.inf if select_prim == "ge" else np.inf
     values, out = _pad_to(operand, padded, lo, fill), np.zeros(padded)
     for pos in np.ndindex(*counts):
         out[_selected(values, [p * s for p, s in zip(pos, strides)], window_dimensions, select_prim)] += source[pos]
     return out[tuple(slice(a, a + n) for a, n in zip(lo, operand.shape))].copy()
+
+
+@kernel
+def hlo_select_and_scatter(operand, source, init_value, select, window_dimensions, window_strides=(), padding=()):
+    """stablehlo.select_and_scatter with an add scatter: select_and_scatter_add on the init value."""
+    if select not in ("ge", "le"):
+        raise ValueError(f"hlo_select_and_scatter: no kernel for select {select!r}")
+    return _scatter_add(source, operand, select, window_dimensions, window_strides, padding) + float(init_value)
 
 
 def _window_attrs(rng, shape):
@@ -239,3 +252,12 @@ def select_and_scatter_add(rng, mesh, opts):  # noqa: F811
     attrs = _window_attrs(rng, shape)
     _, _, counts, _ = _windows(shape, attrs["window_dimensions"], attrs["window_strides"], attrs["padding"])
     return Sample([tensor(rng, counts, mesh, opts), tensor(rng, shape, mesh, opts)], attrs)
+
+
+@sampler
+def hlo_select_and_scatter(rng, mesh, opts):  # noqa: F811
+    shape = random_shape(rng, _rank(rng, 1, 3), mesh)
+    attrs = _window_attrs(rng, shape)
+    attrs["select"] = attrs.pop("select_prim")
+    _, _, counts, _ = _windows(shape, attrs["window_dimensions"], attrs["window_strides"], attrs["padding"])
+    return Sample([tensor(rng, shape, mesh, opts), tensor(rng, counts, mesh, opts), tensor(rng, (), mesh, opts)], attrs)
