@@ -92,11 +92,7 @@ def _bind_reduce_window(op: Op) -> RuleCall:
     n = _halves(op)
     if "window_dimensions" not in op.attrs:
         raise RuleBindingError("reduce_window needs attribute 'window_dimensions', which the op lacks", op=op.name)
-    attrs = {k: list(op.attrs[k]) for k in ("window_dimensions", "window_strides", "base_dilations",
-                                            "window_dilations") if k in op.attrs}
-    if "padding" in op.attrs:  # a dense Nx2 tensor: flattened to (low, high) per dim
-        with shared_context():
-            attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
+    attrs = _window_attrs(op, ("window_dimensions", "window_strides", "base_dilations", "window_dilations"))
     try:
         attrs["body"] = reduction_name(op) if n == 1 else "other"
     except IRError:  # a region that is not one elementwise reduction: sharded alike
@@ -110,40 +106,42 @@ def _bind_select_and_scatter(op: Op) -> RuleCall:
                       f"{len(op.operands)} operands and {len(op.regions)} regions", op=op.name)
     if "window_dimensions" not in op.attrs:
         raise RuleBindingError("select_and_scatter needs attribute 'window_dimensions', which the op lacks", op=op.name)
-    attrs = {k: list(op.attrs[k]) for k in ("window_dimensions", "window_strides") if k in op.attrs}
-    if "padding" in op.attrs:  # a dense Nx2 tensor: flattened to (low, high) per dim
-        with shared_context():
-            attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
-    attrs["select"] = _select_name(op)
+    attrs = _window_attrs(op, ("window_dimensions", "window_strides"))
+    # the select region, one compare of its two arguments: the window's max (GE, GT) or min (LE, LT);
+    # only verify's kernel reads it
+    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
+    direction = _first_compare(op.regions[0]) if len(body) == 1 else None
+    attrs["select"] = {"GE": "ge", "GT": "ge", "LE": "le", "LT": "le"}.get(direction, "other")
     return RuleCall("stablehlo.select_and_scatter", list(op.operands), attrs, op)
 
 
-def _select_name(op: Op) -> str:
-    """ge / le for a select region that is one compare of its two arguments (GE, GT / LE, LT):
-    the window's max or min; `other` for any other region. Only verify's kernel reads it."""
-    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
-    if len(body) != 1 or body[0].name != "stablehlo.compare":
-        return "other"
+def _window_attrs(op: Op, names) -> dict:
+    """The op's attributes among `names` as lists, and `padding` (a dense Nx2 tensor) flattened to
+    (low, high) per dim."""
+    attrs = {k: list(op.attrs[k]) for k in names if k in op.attrs}
+    if "padding" in op.attrs:
+        with shared_context():
+            attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
+    return attrs
+
+
+def _first_compare(region):
+    """The direction (GT, GE, ...) of the region's first op when it is a compare, else None."""
+    body = [o for o in region.block.ops if not o.is_terminator]
+    if not body or body[0].name != "stablehlo.compare":
+        return None
     try:
         with shared_context():
-            direction = stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
+            return stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
     except IRError:
-        return "other"
-    return {"GE": "ge", "GT": "ge", "LE": "le", "LT": "le"}.get(direction, "other")
+        return None
 
 
 def variadic_body_name(op: Op) -> str:
     """argmax / argmin for the (value, index) body JAX writes (its first compare of the two
     values is GT / LT); `other` for any other body. Only `spmdkit verify`'s kernel reads it: the
     rule shards every body alike."""
-    body = [o for o in op.regions[0].block.ops if not o.is_terminator]
-    if len(op.operands) != 4 or not body or body[0].name != "stablehlo.compare":
-        return "other"
-    try:
-        with shared_context():
-            direction = stablehlo.ComparisonDirectionAttr(_attr(body[0], "comparison_direction")).value
-    except IRError:
-        return "other"
+    direction = _first_compare(op.regions[0]) if len(op.operands) == 4 else None
     return {"GT": "argmax", "GE": "argmax", "LT": "argmin", "LE": "argmin"}.get(direction, "other")
 
 
