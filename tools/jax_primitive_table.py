@@ -48,7 +48,6 @@ NO_RULE = {
         "cholesky", "cholesky_update", "eig", "eigh", "geqp3", "geqrf", "hessenberg", "householder_product", "lu",
         "lu_pivots_to_permutation", "ormqr", "qr", "schur", "svd", "symmetric_product", "triangular_solve",
         "tridiagonal", "tridiagonal_solve")},
-    "fft": "FFT over the trailing dims (jnp.fft): no rule yet",
     "approx_top_k": "TPU's approximate top-k (its result size depends on recall_target): no rule yet; exact "
                     "`top_k` has one",
     "ragged_dot_general": "grouped matmul over ragged groups (MoE kernels): no rule yet",

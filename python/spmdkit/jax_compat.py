@@ -99,7 +99,7 @@ slicing = types.SimpleNamespace(GatherDimensionNumbers=jax.lax.GatherDimensionNu
                                 ScatterDimensionNumbers=jax.lax.ScatterDimensionNumbers,
                                 GatherScatterMode=jax.lax.GatherScatterMode)
 convolution = types.SimpleNamespace(ConvDimensionNumbers=jax.lax.ConvDimensionNumbers)
-lax = types.SimpleNamespace(Precision=jax.lax.Precision, RoundingMethod=jax.lax.RoundingMethod)
+lax = types.SimpleNamespace(Precision=jax.lax.Precision, RoundingMethod=jax.lax.RoundingMethod, FftType=jax.lax.FftType)
 
 
 def prng_internals():

@@ -167,3 +167,18 @@ def test_jax_import_conv_binds_to_the_same_rule():
     assert call.attrs["padding"] == [1, 1, 1, 1] and call.attrs["lhs_spec"] == [0, 3, 1, 2]
     table = call.factors(lambda v: _spec(v))
     assert "reduction=" in str(table) and "permutation=" in str(table)
+
+
+@pytest.mark.parametrize("fn,kind,lengths", [(jnp.fft.fft, 0, [16]), (jnp.fft.ifft2, 1, [4, 16]),
+                                             (jnp.fft.rfft, 2, [16])])
+def test_fft_lowering_binds_to_jax_fft_and_keeps_the_transformed_dims_whole(fn, kind, lengths):
+    program = lowered(lambda x: jnp.abs(fn(x)), [np.zeros((8, 4, 16), np.float32)], ['[{"a"}, {"b"}, {}]'])
+    op = the_op(program, "stablehlo.fft")
+    call = bind(op)
+    assert call.rule_name == "stablehlo.fft" and call.attrs == {"fft_type": kind, "fft_lengths": lengths}
+    # the transformed dims are whole (permutation factors: rfft resizes the last), the others pass
+    whole = "j, k" if len(lengths) == 2 else "k"
+    assert str(call.factors(_spec)).endswith(f"permutation={{{whole}}}")
+    assert propagate_program(program).opaque == []
+    # as Shardy's, propagation carries a split across a permutation factor (the rule asks it whole)
+    assert sharding_of(op.results[0]).endswith('[{"a", ?}, {"b", ?}, {?}]>')

@@ -31,6 +31,14 @@ def dropout_and_math(x, idx, key):
     return v.sum() + i.sum() + (s + t + r + u).sum(1) + jnp.argmax(h, axis=1) + lax.square(h).sum(1)
 
 
+def spectral_and_round(x):
+    # lax.fft of each type over the last dims (IntEnum params: fft_type), a complex constant,
+    # and round (rounding_method, an IntEnum too)
+    f = jnp.fft.rfft(x, axis=-1) * (1.0 + 0.5j)
+    y = jnp.fft.irfft(f, n=x.shape[-1], axis=-1) + jnp.fft.ifft(jnp.fft.fft2(x)).real
+    return jnp.round(y * 3.0) + jnp.round(x, 1)
+
+
 def pooling_grad(x):
     import flax.linen as nn
     return jax.grad(lambda x: nn.max_pool(x, (2, 2), strides=(2, 2)).sum()
@@ -64,6 +72,8 @@ def main():
                                                (x, idx, jax.random.key_data(key)), propagated)
         out["pooling_grad" + suffix] = run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'],
                                            (img,), propagated)
+        out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
+                                                 (x,), propagated)
     print(json.dumps(out))
 
 

@@ -25,6 +25,7 @@ REDUCTIONS = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.min
 # jaxpr params `padding` as (low, high) pairs; the rules take them flat
 _JAX_PAIRED_PADDING = {"jax.reduce_window_sum", "jax.reduce_window_max", "jax.reduce_window_min",
                        "jax.conv_general_dilated"}
+_FFT_TYPES = {"FFT": 0, "IFFT": 1, "RFFT": 2, "IRFFT": 3}  # lax.FftType's values, as jaxprs hold them
 _RESULT_SHAPE_ATTR = {"stablehlo.broadcast_in_dim": "shape", "stablehlo.reshape": "shape", "stablehlo.iota": "shape",
                      "stablehlo.constant": "shape"}
 
@@ -223,6 +224,9 @@ def decode_attributes(op: Op) -> dict[str, Any]:
                                    *map(int, c.output_spatial_dimensions)])
             if "padding" in op.attrs:
                 attrs["padding"] = [int(v) for v in ir.DenseIntElementsAttr(_attr(op, "padding"))]
+        elif name == "stablehlo.fft":  # jax.fft's names: the type as lax.FftType's number, fft_lengths
+            attrs["fft_type"] = _FFT_TYPES[stablehlo.FftTypeAttr(_attr(op, "fft_type")).value]
+            attrs["fft_lengths"] = attrs.pop("fft_length", [])
         elif name == "stablehlo.scatter":
             s = stablehlo.ScatterDimensionNumbers(_attr(op, "scatter_dimension_numbers"))
             attrs.update(update_window_dims=list(s.update_window_dims),

@@ -1,7 +1,7 @@
 """Constant data <-> the `value` attribute of `stablehlo.constant` (an MLIR dense elements attribute).
 
 Encoding writes MLIR's raw hex form (`dense<"0x...">`, little-endian bytes), exact for every
-numeric dtype (bf16 and 0-d arrays included) with no float formatting involved; booleans use
+numeric dtype (bf16, complex and 0-d arrays included) with no float formatting involved; booleans use
 MLIR's own builder. Decoding reads the attribute with MLIR's bindings (any text MLIR printed),
 or takes a numpy array as is (programs built in Python may hold one).
 """
@@ -28,7 +28,7 @@ def dense_attr(array) -> MLIRAttr:
         with shared_context():
             text = str(ir.DenseElementsAttr.get(np.ascontiguousarray(array), shape=list(array.shape)))
         return MLIRAttr(text)
-    if array.dtype.kind not in "iufV" and array.dtype.name not in ("bfloat16",):
+    if array.dtype.kind not in "iufcV" and array.dtype.name not in ("bfloat16",):  # complex: (re, im) pairs
         if array.dtype.kind != "f":
             raise AttributeConversionError(f"a constant of dtype {array.dtype} has no dense form")
     raw = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()

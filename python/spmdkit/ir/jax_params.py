@@ -7,7 +7,8 @@ str, lists), so nothing is lost: `params_from_attrs` rebuilds the exact params a
 interpreter binds the primitive with them. Encodings:
 - tuples -> lists (rebuilt as tuples), numpy scalars -> Python numbers;
 - dtypes (params named in DTYPE_PARAMS) -> numpy names ("float32");
-- enums (mode, precision, rounding_method) -> member names;
+- enums (mode, precision, rounding_method, fft_type) -> member names, an IntEnum's (rounding_method,
+  fft_type) -> its number;
 - dimension-number tuples -> one list attribute per field (scatter's `operand_batching_dims`
   is `input_batching_dims`, as StableHLO names it); pad's `padding_config` -> flat (lo, hi, in)*;
   conv_general_dilated's `padding` pairs -> flat (lo, hi)* (what the rule reads);
@@ -65,7 +66,8 @@ def _dimension_number_classes():  # read only (shared): made once, an importer a
 @lru_cache(maxsize=1)
 def _enum_classes():  # read only (shared)
     from ..jax_compat import lax, slicing
-    return {"mode": slicing.GatherScatterMode, "precision": lax.Precision, "rounding_method": lax.RoundingMethod}
+    return {"mode": slicing.GatherScatterMode, "precision": lax.Precision, "rounding_method": lax.RoundingMethod,
+            "fft_type": lax.FftType}
 
 
 # -- params -> attributes -----------------------------------------------------------------
@@ -207,9 +209,10 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
             params[key] = primitive(value)
         elif key in enums and value is not None:
             cls = enums[key]
+            member = lambda v: cls(v) if isinstance(v, int) else cls[v]  # an IntEnum is kept as its number
             try:
-                params[key] = tuple(cls[v] for v in value) if isinstance(value, list) else cls[value]
-            except KeyError:
+                params[key] = tuple(member(v) for v in value) if isinstance(value, list) else member(value)
+            except (KeyError, ValueError):
                 raise ParamError(f"jax.{prim}: {key}={value!r} is not a {cls.__name__}") from None
         elif key in sets:
             params[key] = frozenset(value)

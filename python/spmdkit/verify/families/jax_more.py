@@ -169,6 +169,39 @@ def jax_unstack(rng, mesh, opts):
     return Sample([tensor(rng, shape, mesh, opts)], {"axis": axis})
 
 
+# ---- fft -----------------------------------------------------------------------------------
+
+@kernel
+def jax_fft(operand, fft_type, fft_lengths):
+    """lax.fft over the last len(fft_lengths) dims (0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT); a complex
+    result comes back as real + imag (one real number per element, as the checker compares)."""
+    axes = tuple(range(operand.ndim - len(fft_lengths), operand.ndim))
+    x = np.asarray(operand, dtype=float)
+    if fft_type == 0:
+        z = np.fft.fftn(x, axes=axes)
+    elif fft_type == 1:
+        z = np.fft.ifftn(x, axes=axes)
+    elif fft_type == 2:
+        z = np.fft.rfftn(x, s=list(fft_lengths), axes=axes)
+    elif fft_type == 3:
+        return np.fft.irfftn(x, s=list(fft_lengths), axes=axes)
+    else:
+        raise ValueError(f"jax_fft: fft_type {fft_type!r} is not 0..3")
+    return z.real + z.imag
+
+
+@sampler
+def jax_fft(rng, mesh, opts):  # noqa: F811 - sampler and kernel registries are separate
+    shape = list(random_shape(rng, _rank(rng, 1, 3), mesh))
+    k = int(rng.integers(1, min(len(shape), 2) + 1))
+    fft_type = int(rng.integers(0, 4))
+    lengths = shape[len(shape) - k:]
+    if fft_type == 3:  # irfft: the operand holds n // 2 + 1 of the last dim's n
+        lengths[-1] = max(lengths[-1], 2)
+        shape[-1] = lengths[-1] // 2 + 1
+    return Sample([tensor(rng, shape, mesh, opts)], {"fft_type": fft_type, "fft_lengths": [int(n) for n in lengths]})
+
+
 # ---- pooling grads ---------------------------------------------------------------------------
 
 def _windows(shape, window_dimensions, window_strides, padding):
