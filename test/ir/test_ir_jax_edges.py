@@ -92,10 +92,12 @@ def test_bf16_constants_in_memory_and_scalars_after_text():
 
 @pytest.mark.parametrize("array", [np.float32(np.nan), np.arange(12, dtype=np.int16).reshape(3, 4),
                                    np.array([[True], [False]]), np.zeros((0, 2), np.float64),
-                                   np.array([-0.0, np.inf], np.float32), np.uint8(255)])
+                                   np.array([-0.0, np.inf], np.float32), np.uint8(255),
+                                   np.array([1 + 2j, -3.5j], np.complex64), np.complex128(np.nan - 1j)])
 def test_dense_attr_round_trips_exactly(array):
     array = np.asarray(array)
-    name = {"float32": "f32", "int16": "i16", "bool": "i1", "float64": "f64", "uint8": "ui8"}[array.dtype.name]
+    name = {"float32": "f32", "int16": "i16", "bool": "i1", "float64": "f64", "uint8": "ui8",
+            "complex64": "complex<f32>", "complex128": "complex<f64>"}[array.dtype.name]
     back = dense_value(dense_attr(array), TensorType(array.shape, name), array.dtype)
     assert back.dtype == array.dtype and back.shape == array.shape
     assert back.tobytes() == array.tobytes()
@@ -182,3 +184,19 @@ def test_switch_and_while_with_constants_in_both_regions():
     assert len(case.regions) == 3
     (loop,) = [op for op in program.walk() if op.name == "stablehlo.while"]
     assert len(loop.operands) == 2  # only the carried values; the constants are read from outside
+
+
+def test_debug_prints_are_dropped_with_a_warning_and_value_callbacks_refused():
+    def f(x):
+        jax.debug.print("x={x}", x=x.sum())
+        jax.debug.callback(lambda v: None, x)
+        return x * 2
+    x = jnp.arange(4.0)
+    with pytest.warns(UserWarning, match="debug.print.*dropped") as caught:
+        program = import_jax(f, x, inline_calls=True)
+    assert len(caught) == 2
+    assert not any("debug" in op.name or "callback" in op.name for op in program.walk())
+    np.testing.assert_array_equal(evaluate(program, x)[0], f(x))
+    g = lambda x: jax.pure_callback(lambda v: np.asarray(v) + 1, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # noqa: E731
+    with pytest.raises(JaxImportError, match="pure_callback.*computes its results in Python"):
+        import_jax(g, x)

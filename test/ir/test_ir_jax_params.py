@@ -156,3 +156,15 @@ def test_plain_params_round_trip(params, dtype):
     for key, value in attrs.items():
         assert to_text(value, None, key)
     assert params_from_attrs("some_primitive", attrs) == params
+
+
+@pytest.mark.parametrize("prim,params", [
+    ("round", {"rounding_method": jax.lax.RoundingMethod.TO_NEAREST_EVEN}),
+    ("round", {"rounding_method": jax.lax.RoundingMethod.AWAY_FROM_ZERO}),
+    ("fft", {"fft_type": jax.lax.FftType.IRFFT, "fft_lengths": (4, 8)})])
+def test_int_enum_params_come_back_as_their_members(prim, params):
+    # an IntEnum is kept as its number (what the rules read); binding needs the member back
+    attrs = attrs_from_params(prim, params)
+    assert all(type(v) is int for k, v in attrs.items() if k in ("rounding_method", "fft_type"))
+    back = params_from_attrs(prim, attrs)
+    assert back == params and all(type(back[k]) is type(v) for k, v in params.items())

@@ -25,11 +25,15 @@
 - Other params holding a NamedSharding (JAX writes them for arrays on an explicit mesh) become
   `#sdy.sharding` attributes (jax_params). A sharding's mesh is the program's mesh of the same
   axes when it has no devices (JAX's AbstractMesh inside a trace).
+- `jax.debug.print` and `jax.debug.callback` (host callbacks with no results) are dropped with a
+  warning: the imported program computes, it runs no host code. Callbacks that return values
+  (`pure_callback`, `io_callback`) are refused: their results would have no op to compute them.
 """
 from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from functools import lru_cache
 from typing import Any, Optional, Sequence
 
@@ -44,6 +48,9 @@ from .types import TensorType, element_type
 
 CALL_PRIMITIVES = frozenset({"jit", "pjit", "closed_call", "core_call", "remat", "remat2", "checkpoint",
                              "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+# host callbacks without results: dropped (with a warning); those with results: refused
+DEBUG_PRIMITIVES = frozenset({"debug_callback", "debug_print"})
+CALLBACK_PRIMITIVES = frozenset({"pure_callback", "io_callback"})
 
 
 class JaxImportError(IRError):
@@ -129,6 +136,13 @@ class _Importer:
             remember_primitive(eqn.primitive)
             operands = [self.read(block, env, v, here) for v in eqn.invars]
             result_types = [_type(v.aval) for v in eqn.outvars]
+            if prim in DEBUG_PRIMITIVES and not eqn.outvars:
+                warnings.warn(f"{here}: jax.debug.print / jax.debug.callback is dropped: the imported program "
+                              f"runs no host callbacks (print the step's results instead)", stacklevel=2)
+                continue
+            if prim in CALLBACK_PRIMITIVES:
+                raise JaxImportError(f"{here}: a host callback ({prim}) computes its results in Python, which a "
+                                     f"partitioned program cannot run; compute them with JAX ops", op=f"jax.{prim}")
             if prim in CALL_PRIMITIVES:
                 results = self.call(block, eqn, operands, here)
             elif prim == "shard_map":
