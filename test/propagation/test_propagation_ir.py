@@ -209,17 +209,20 @@ func.func @main(%arg0: tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [
     assert axes(second.operands[0]) == [[], ["b"], []]  # from the constrained indices, back through top_k
 
 
-def test_chlo_top_k_is_searched_by_auto():
-    # the search needs a rule for every op: chlo.top_k has jax.top_k's
+def test_chlo_ops_jax_lowers_to_are_searched_by_auto():
+    # the search needs a rule for every op: chlo.top_k has jax.top_k's, chlo.square (what optax's
+    # adam lowers to) jax.square's
     from spmdkit.auto import auto_shard
     text = """
 sdy.mesh @mesh = <["a"=2, "b"=2]>
 func.func @main(%arg0: tensor<8x4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}, {}]>})
     -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>) {
-  %values, %indices = chlo.top_k(%arg0, k = 3) : tensor<8x4x16xf32> -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>)
+  %sq = chlo.square %arg0 : tensor<8x4x16xf32> -> tensor<8x4x16xf32>
+  %values, %indices = chlo.top_k(%sq, k = 3) : tensor<8x4x16xf32> -> (tensor<8x4x3xf32>, tensor<8x4x3xi32>)
   return %values, %indices : tensor<8x4x3xf32>, tensor<8x4x3xi32>
 }
 """
+    assert propagate_program(ir.parse(text)).opaque == []
     program = ir.parse(text)
     auto_shard(program)
     op = next(op for op in program.main.body.ops if op.name == "chlo.top_k")

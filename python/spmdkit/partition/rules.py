@@ -8,7 +8,7 @@ constant is whole on every device, an iota is computed in its annotated layout (
 from __future__ import annotations
 
 from .. import _core
-from ..ir import Op, RuleBindingError
+from ..ir import RuleBindingError
 from ..ir.core import frozen_attr, op_signature
 from ..ir.bind_jax import bind as bind_jax
 from ..ir.bind_stablehlo import bind as bind_decoded
@@ -24,15 +24,6 @@ CALL_OPS = frozenset({"func.call", "call"})  # refused: calls are inlined before
 # ops that only steer shardings: the result is the operand resharded to the result's annotation
 IDENTITY_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier",
                           "stablehlo.optimization_barrier"})
-
-# primitives the rule registry does not name yet, sharded exactly like another rule's op
-# (same operands, same factor structure); an op in neither raises PartitionError
-RULE_ALIASES = {"jax.square": "jax.neg"}
-
-
-def rule_name(op) -> str:
-    return RULE_ALIASES.get(op.name, op.name) if not _has_rule(op.name) else op.name
-
 
 def _has_rule(name: str) -> bool:
     return bool(_registry().contains_spmd_rule(name))
@@ -58,23 +49,20 @@ def _bound(op, pm: ProgramMesh | None = None):
         if hit is None:
             hit = pm.bound[id(op)] = (op, *_bound(op))  # the op is kept so that its id is not reused
         return hit[1], hit[2]
-    name = rule_name(op)
+    name = op.name
     if not _has_rule(name):
-        raise PartitionError("no sharding rule in the registry for this op", op=op.name)
-    original = op.name
-    # bind reads the rule by the op's name: an aliased op binds through a view under the rule's name
-    view = op if name == original else Op(name, list(op.operands), list(op.results), dict(op.attrs))
+        raise PartitionError("no sharding rule in the registry for this op", op=name)
     try:
         # jax.* ops carry the rules' own attributes; a StableHLO op's are decoded first (its
         # dot_dimension_numbers, ...): a program parsed from MLIR text (spmdkit auto FILE)
-        call = (bind_jax if view.name.startswith("jax.") else bind_decoded)(view)
+        call = (bind_jax if name.startswith("jax.") else bind_decoded)(op)
     except RuleBindingError as e:
-        raise PartitionError(e.reason, op=original) from None
+        raise PartitionError(e.reason, op=name) from None
     results = {id(v) for v in op.results}  # a rule with no tensor input is handed its results (iota)
     flat = [v for item in call.inputs if item is not None for v in (item if isinstance(item, list) else [item])
             if id(v) not in results]
     if [id(v) for v in flat] != [id(v) for v in op.operands]:
-        raise PartitionError(f"rule {name!r} binds the operands out of order", op=original)
+        raise PartitionError(f"rule {name!r} binds the operands out of order", op=name)
     return name, call
 
 
