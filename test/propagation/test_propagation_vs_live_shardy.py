@@ -91,3 +91,9 @@ def test_the_cnn_step_has_a_factor_table_for_every_op():
     # of the step is opaque to propagation (Shardy has rules for both)
     program = ir.parse((HERE / "data" / "cnn_pool_step.mlir").read_text(), strict_ops=False)
     assert propagate_program(program).opaque == []
+
+
+def test_chlo_ops_without_a_shardy_rule_as_shardy_leaves_them():
+    from test_propagation_ir import CHLO_PROGRAM
+    compared, differ = compare(CHLO_PROGRAM)
+    assert compared >= 4 and differ == []

@@ -50,10 +50,16 @@ def _sharding_text(sharding) -> str:
 
 _PRESET_RULE = "#sdy.op_sharding_rule<"
 
+# ops jax.jit's lowering writes that jaxlib's Shardy has no sharding rule for: propagation leaves
+# them opaque, as Shardy does (its values equal Shardy's); the search and the partitioner, which
+# need a rule for every op, read the registry's (chlo.square is jax.square's, chlo.top_k jax.top_k's)
+SHARDY_HAS_NO_RULE = frozenset({"chlo.square", "chlo.top_k"})
+
 
 def default_factor_table(op):
     """The op's factor table: a pre-set `sdy.sharding_rule` attribute (as in Shardy, it always
-    wins: a custom_call's only rule), else the registry rule's table (raises when it has none)."""
+    wins: a custom_call's only rule), else the registry rule's table (raises when it has none, and
+    for the ops of SHARDY_HAS_NO_RULE)."""
     from .. import DistTensorSpec, ProcessMesh, TensorDistAttr
     from ..ir import bind
 
@@ -63,6 +69,8 @@ def default_factor_table(op):
         if not (text.startswith(_PRESET_RULE) and text.endswith(">")):
             raise ValueError(f"op '{op.name}': sdy.sharding_rule is not an #sdy.op_sharding_rule: {text}")
         return text[len(_PRESET_RULE):-1].removesuffix(", custom")
+    if op.name in SHARDY_HAS_NO_RULE:
+        raise LookupError("jaxlib's Shardy has no sharding rule for it: opaque to propagation, as in Shardy")
 
     mesh = ProcessMesh([0], dim_names=["_"])
 
