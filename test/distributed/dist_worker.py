@@ -23,6 +23,8 @@ def api_case() -> dict:
     xs = shard_tensor(x, mesh, [Shard(0), Replicate()])
     moved = reshard(xs, mesh, [Replicate(), Shard(1)])
     plan = reshard_plan(xs, mesh, [Replicate(), Shard(1)])
+    line = ProcessMesh([3, 2, 1, 0], dim_names=["x"])  # another mesh: moved by JAX's device_put
+    across = reshard(xs, line, [Shard(0)])
     # a partial result over dp is summed at the region's end: the column sums of x
     col_sums = shard_map(lambda a: a.sum(0, keepdims=True), mesh, ([Shard(0), Replicate()],),
                          [Partial(), Replicate()])(xs)
@@ -41,6 +43,9 @@ def api_case() -> dict:
             "reshard_equal": bool(np.array_equal(np.asarray(moved), x)),
             "reshard_local_shape": list(moved.addressable_shards[0].data.shape),
             "reshard_kinds": [s.kind for s in plan.steps],
+            "across_equal": bool(np.array_equal(np.asarray(across), x)),
+            "across_placements": repr(placements_of(across, line)),
+            "across_device_order": [int(d.id) for d in across.sharding.mesh.devices.flat],
             "col_sums_diff": float(np.abs(np.asarray(col_sums) - x.sum(0, keepdims=True)).max()),
             "row_owner": np.asarray(local)[:, 0].tolist(),
             "picture": visualize(moved, name="x")}

@@ -191,6 +191,10 @@ def test_unreadable_leaf_metadata_is_named(saved):
 def test_a_folder_that_is_no_checkpoint(tmp_path):
     with pytest.raises(CheckpointError, match=r"is not a checkpoint \(no CHECKPOINT record"):
         load_state_dict(tmp_path / "nowhere", {"w": np.zeros(2)})
+    data = save_state_dict({"w": np.ones(2)}, tmp_path / "ck")  # the data folder, not the checkpoint
+    with pytest.raises(CheckpointError, match=r"is the data folder of the checkpoint in .*ck: load that folder"):
+        load_state_dict(data, {"w": np.zeros(2)})
+    np.testing.assert_array_equal(load_state_dict(tmp_path / "ck", {"w": np.zeros(2)})["w"], np.ones(2))
     (tmp_path / RECORD).write_text("{not json")
     with pytest.raises(CheckpointError, match="record is unreadable"):
         load_state_dict(tmp_path, {"w": np.zeros(2)})

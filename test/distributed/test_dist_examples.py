@@ -96,6 +96,9 @@ def test_user_api_on_four_devices(rows):
     assert row["reshard_equal"] and row["reshard_local_shape"] == [8, 3]
     assert row["placements_of"] == "[Replicate(), Shard(1)]"
     assert row["reshard_kinds"] == ["slice", "all_gather"]   # slice the new split first: gather half
+    # onto another mesh (the same devices in another order, one dim): JAX's transfer, exact
+    assert row["across_equal"] and row["across_placements"] == "[Shard(0)]"
+    assert row["across_device_order"] == [3, 2, 1, 0]
     assert row["col_sums_diff"] == 0.0
     assert row["row_owner"] == [0.0] * 4 + [1.0] * 4
     # x [8, 6] split on columns over mp: devices 0 and 2 (mp index 0) hold the left half

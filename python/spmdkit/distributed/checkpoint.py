@@ -137,6 +137,9 @@ def read_record(path) -> dict:
     path = Path(path)
     file = path / RECORD
     if not file.is_file():
+        if _STATE_DIR.search(path.name) and (path.parent / RECORD).is_file():  # what save_state_dict returned
+            raise CheckpointError(f"{path} is the data folder of the checkpoint in {path.parent}: load that folder "
+                                  f"(the path given to save_state_dict)")
         raise CheckpointError(f"{path} is not a checkpoint (no {RECORD} record in it)")
     try:
         record = json.loads(file.read_text())
@@ -167,7 +170,7 @@ def _checkpointer():
 def save_state_dict(state, path) -> Path:
     """Save the pytree `state` (jax.Arrays, numpy arrays, numbers) to the folder `path`; every
     process calls it with its part of the same global state. Replaces a checkpoint already in
-    `path` atomically. Returns the folder that holds the new data."""
+    `path` atomically. Returns the folder that holds the new data (load_state_dict reads `path`)."""
     import orbax.checkpoint as ocp
     path = Path(path).absolute()
     paths, leaves, _ = _flatten(state, "state")

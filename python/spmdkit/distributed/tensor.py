@@ -87,9 +87,12 @@ def reshard_plan(x, mesh, placements, name: str = "tensor"):
 
 def reshard(x, mesh, placements, name: str = "tensor"):
     """`x` moved to `placements` by our planner's collectives (run inside jax.shard_map), as
-    Paddle's `dist.reshard(x, mesh, placements)`."""
+    Paddle's `dist.reshard(x, mesh, placements)`. An `x` laid out over another mesh (or over no
+    mesh) is moved by JAX's device_put: a transfer between device sets, not collectives in one."""
     from ..reshard.execute_jax import reshard_function
     mesh = as_process_mesh(mesh)
+    if getattr(getattr(x, "sharding", None), "mesh", None) != mesh.jax_mesh():
+        return put(x, named_sharding(mesh, placements, tuple(np.shape(x)), name))
     plan = reshard_plan(x, mesh, placements, name)
     if not plan.steps:
         return put(x, named_sharding(mesh, placements, tuple(x.shape), name))
