@@ -23,8 +23,13 @@ COL, ROW, BATCH = [R, Shard(1)], [R, Shard(0)], [Shard(0), R]
 STEPS = 3
 
 
+def _data_of(x):
+    """A PRNG key array as its uint32 key data (compared bit for bit); other leaves as they are."""
+    return jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+
+
 def _max_diff(a, b) -> float:
-    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    la, lb = [_data_of(x) for x in jax.tree_util.tree_leaves(a)], [_data_of(x) for x in jax.tree_util.tree_leaves(b)]
     assert len(la) == len(lb)
     return max(float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)), initial=0.0))
                for x, y in zip(la, lb))
@@ -161,8 +166,30 @@ def equinox_case() -> dict:
     return {"case": "equinox", **row}
 
 
+def keys_case() -> dict:
+    """Typed PRNG keys (jax.random.key) in and out: one key threaded through the steps (split each
+    step, dropout from the subkey) and a key per example, split over the batch like the data."""
+    params = {"w1": jax.random.normal(jax.random.PRNGKey(9), (8, 16)) * 0.3, "w2": jnp.zeros((16, 4))}
+
+    def step(p, x, y, key, example_keys):
+        key, sub = jax.random.split(key)
+
+        def loss(p):
+            h = jax.nn.relu(x @ p["w1"])
+            h = jnp.where(jax.random.bernoulli(sub, 0.8, h.shape), h / 0.8, 0.0)
+            noise = jax.vmap(lambda k: jax.random.normal(k, (4,)))(example_keys)
+            return jnp.mean((h @ p["w2"] - y - 0.1 * noise) ** 2)
+        value, grads = jax.value_and_grad(loss)(p)
+        new = jax.tree_util.tree_map(lambda a, g: a - 0.1 * g, p, grads)
+        return new, key, jax.vmap(lambda k: jax.random.fold_in(k, 1))(example_keys), value, grads
+    args = (params, *_data(10), jax.random.key(3), jax.random.split(jax.random.key(4), 8))
+    row = run(step, args, ({"w1": COL, "w2": ROW}, BATCH, BATCH, None, BATCH),
+              lambda a, o: (o[0], a[1], a[2], o[1], o[2]))
+    return {"case": "keys", **row}
+
+
 CASES = {"lists": lists_case, "optax": optax_case, "flax_nnx": nnx_case, "flax_linen": linen_case,
-         "equinox": equinox_case}
+         "equinox": equinox_case, "keys": keys_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -256,3 +256,27 @@ def test_an_optax_state_of_named_tuples_loads_into_a_fresh_one(tmp_path):
     assert type(got["opt"][0]) is type(state[0])
     _assert_equal_trees(got, {"params": params, "opt": state})
 
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_prng_key_arrays_load_back_as_key_arrays(tmp_path, impl):
+    # a training state keeps its typed PRNG key (jax.random.key): saved as its uint32 data, loaded
+    # back as a key array of the same implementation, bit for bit, on like's layout
+    keys = jax.random.split(jax.random.key(7, impl=impl), 4)
+    state = {"key": jax.random.key(3, impl=impl), "keys": keys, "w": jnp.ones(3)}
+    save_state_dict(state, tmp_path)
+    assert read_record(tmp_path)["leaves"]["['keys']"]["dtype"] == str(keys.dtype)
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    fresh = {"key": jax.random.key(0, impl=impl),
+             "keys": jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=device), "w": jnp.zeros(3)}
+    got = load_state_dict(tmp_path, fresh)
+    for name in ("key", "keys"):
+        assert got[name].dtype == state[name].dtype and got[name].shape == state[name].shape
+        np.testing.assert_array_equal(jax.random.key_data(got[name]), jax.random.key_data(state[name]))
+    assert got["keys"].sharding == device
+    # the draws from the loaded key are the saved key's draws
+    np.testing.assert_array_equal(jax.random.normal(got["key"], (5,)), jax.random.normal(state["key"], (5,)))
+    other = "rbg" if impl == "threefry2x32" else "threefry2x32"
+    with pytest.raises(CheckpointError, match=r"key<") as info:
+        load_state_dict(tmp_path, dict(fresh, key=jax.random.key(0, impl=other)))
+    assert info.value.value == "['key']"

@@ -1,5 +1,5 @@
 """Placements as pytree prefixes (issue 16): params in lists of dicts, namedtuples and dataclasses,
-flax nnx and linen, equinox modules, optax states trained on a 2x2 mesh equal to one device
+flax nnx and linen, equinox modules, optax states, typed PRNG keys trained on a 2x2 mesh equal to one device
 (every output leaf within 1e-5 over 3 steps, in a child process with 8 virtual devices); and
 placements that do not fit the value's pytree raise DistError naming the path, before anything
 runs."""
@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
 R = Replicate()
 COL, ROW = [R, Shard(1)], [R, Shard(0)]
-CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox"]
+CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox", "keys"]
 # leaves the prefixes must have placed (label -> placements), per case
 EXPECTED = {
     "lists": {"args[0]['layers'][0]['w']": COL, "args[0]['layers'][0]['b']": ROW, "args[0]['layers'][1]['b']": [R, R],
@@ -32,6 +32,7 @@ EXPECTED = {
                  "args[0]['l1']['bias'].value": [R, R]},
     "flax_linen": {"args[0]['params']['Dense_0']['kernel']": COL, "args[0]['params']['Dense_1']['bias']": [R, R]},
     "equinox": {"args[0].layers[0].weight": ROW, "args[0].layers[1].weight": COL, "args[0].layers[0].bias": [R, R]},
+    "keys": {"args[3]": [R, R], "args[4]": [Shard(0), R]},  # typed PRNG keys: placed as key arrays
 }
 
 

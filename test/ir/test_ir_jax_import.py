@@ -235,6 +235,20 @@ def test_named_sharding_args_register_their_mesh():
     assert program.meshes == {"mesh": Mesh({"a": 2, "b": 2})}
 
 
+def test_a_key_arrays_sharding_of_its_own_rank_gets_its_key_data_dims_replicated():
+    """A PRNG key array is held as its uint32 data (one more dim); a sharding written for the key
+    array (its rank, as jax.jit's in_shardings is) covers the key data whole, for args and results."""
+    keys = jax.random.split(jax.random.key(0), 8)
+    meshes = {"m": Mesh({"x": 2})}
+    program = import_jax(lambda k: jax.vmap(lambda k: jax.random.fold_in(k, 1))(k), keys, meshes=meshes,
+                         arg_shardings=['#sdy.sharding<@m, [{"x"}]>'], result_shardings=['#sdy.sharding<@m, [{"x"}]>'])
+    assert program.main.args[0].type == TensorType((8, 2), element_type("uint32"))
+    assert str(program.main.args[0].sharding) == '#sdy.sharding<@m, [{"x"}, {}]>'
+    assert str(program.main.result_shardings[0]) == '#sdy.sharding<@m, [{"x"}, {}]>'
+    with pytest.raises(JaxImportError, match="rank"):  # neither the key's rank nor its data's
+        import_jax(lambda k: k, keys, meshes=meshes, arg_shardings=['#sdy.sharding<@m, [{"x"}, {}, {}]>'])
+
+
 @pytest.mark.parametrize("sharding, meshes, match", [
     ('#sdy.sharding<@nope, [{"x"}, {}]>', {"m": Mesh({"x": 2})}, "@nope"),
     ('#sdy.sharding<@m, [{"z"}, {}]>', {"m": Mesh({"x": 2})}, "z"),

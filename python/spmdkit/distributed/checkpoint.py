@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..ir.jax_keys import is_key, key_data_shape, key_impl
 from .errors import DistError
 
 FORMAT = "spmdkit-checkpoint"
@@ -81,11 +82,12 @@ def _stored_names(paths: list[str]) -> list[str]:
 
 
 def _as_array(leaf, path: str):
-    """A leaf to save: a jax.Array as it is (each process writes its own shards), anything else
-    (numpy arrays, Python numbers) as a host numpy array written by the primary process."""
+    """A leaf to save: a jax.Array as it is (each process writes its own shards; a PRNG key array
+    as its uint32 key data, laid out alike), anything else (numpy arrays, Python numbers) as a
+    host numpy array written by the primary process."""
     import jax
     if isinstance(leaf, jax.Array):
-        return leaf
+        return jax.random.key_data(leaf) if is_key(leaf) else leaf
     try:
         out = np.asarray(leaf)
     except Exception as e:  # noqa: BLE001 - the leaf's own conversion error, with its path
@@ -194,8 +196,7 @@ def save_state_dict(state, path) -> Path:
         _checkpointer().save(path / new, args=ocp.args.PyTreeSave(dict(zip(names, arrays))))
     _barrier("written")
     if primary:
-        leaves_record = {p: {"name": n, "shape": list(a.shape), "dtype": np.dtype(a.dtype).name}
-                         for p, n, a in zip(paths, names, arrays)}
+        leaves_record = {p: _leaf_record(n, leaf, a) for p, n, leaf, a in zip(paths, names, leaves, arrays)}
         record = {"format": FORMAT, "version": VERSION, "directory": new, "leaves": leaves_record,
                   "files": _file_sizes(path / new)}
         _pause_for_tests("commit")
@@ -203,6 +204,14 @@ def save_state_dict(state, path) -> Path:
         _remove_uncommitted(path, keep=new, wait=False)
     _barrier("committed")
     return path / new
+
+
+def _leaf_record(name: str, leaf, array) -> dict:
+    """What the record says of a leaf: its shape and dtype as the state had it (a key array's
+    `key<fry>` and its implementation, whose uint32 data the files hold)."""
+    if is_key(leaf):
+        return {"name": name, "shape": list(leaf.shape), "dtype": str(leaf.dtype), "key_impl": key_impl(leaf).name}
+    return {"name": name, "shape": list(array.shape), "dtype": np.dtype(array.dtype).name}
 
 
 class _DropOcdbtNote(logging.Filter):
@@ -283,7 +292,7 @@ def _target(leaf, path: str):
     """(shape, dtype, sharding or None) that `like`'s leaf asks for."""
     import jax
     if isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct)):
-        return tuple(leaf.shape), np.dtype(leaf.dtype), getattr(leaf, "sharding", None)
+        return tuple(leaf.shape), leaf.dtype if is_key(leaf) else np.dtype(leaf.dtype), getattr(leaf, "sharding", None)
     if isinstance(leaf, (np.ndarray, np.generic, int, float, complex, bool)):
         a = np.asarray(leaf)
         return a.shape, a.dtype, None
@@ -322,7 +331,7 @@ def load_state_dict(path, like):
     folder = path / record["directory"]
     paths, leaves, treedef = _flatten(like, "like")
     files = _files_by_leaf(record)
-    items, restore_args, names = {}, {}, []
+    items, restore_args, names, impls = {}, {}, [], {}
     for p, leaf in zip(paths, leaves):
         shape, dtype, sharding = _target(leaf, p)
         saved = record["leaves"].get(p)
@@ -332,12 +341,15 @@ def load_state_dict(path, like):
                                                              f" ({len(record['leaves'])} leaves in it)"), value=p)
         if tuple(saved["shape"]) != shape:
             raise CheckpointError(f"the checkpoint holds shape {saved['shape']}, like asks for {list(shape)}", value=p)
-        if saved["dtype"] != dtype.name:
-            raise CheckpointError(f"the checkpoint holds dtype {saved['dtype']}, like asks for {dtype.name} "
+        if saved["dtype"] != _dtype_name(dtype):
+            raise CheckpointError(f"the checkpoint holds dtype {saved['dtype']}, like asks for {_dtype_name(dtype)} "
                                   "(load with the saved dtype and cast)", value=p)
         _check_files(folder, files.get(saved["name"], []), p)
         name = saved["name"]
         names.append(name)
+        if is_key(leaf):  # its uint32 data is read, laid out as the key array (the data dims whole)
+            impls[name] = saved.get("key_impl") or key_impl(leaf).name
+            shape, dtype = key_data_shape(leaf), np.dtype(np.uint32)
         if sharding is None:
             items[name] = np.zeros((), dtype)   # a placeholder: only its type matters
             restore_args[name] = ocp.RestoreArgs(restore_type=np.ndarray, dtype=dtype)
@@ -349,7 +361,12 @@ def load_state_dict(path, like):
             item=items, restore_args=restore_args, partial_restore=True))
     except Exception as e:  # noqa: BLE001 - orbax/tensorstore raise many kinds; find the leaf to blame
         raise _blame(folder, items, restore_args, dict(zip(names, paths)), e) from e
-    return jax.tree_util.tree_unflatten(treedef, [restored[n] for n in names])
+    out = [restored[n] if n not in impls else jax.random.wrap_key_data(restored[n], impl=impls[n]) for n in names]
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def _dtype_name(dtype) -> str:
+    return dtype.name if isinstance(dtype, np.dtype) else str(dtype)  # a key dtype: key<fry>
 
 
 def _blame(folder, items, restore_args, path_of, error) -> CheckpointError:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.jax_keys import is_key, key_impl
 from .errors import DistError
 from .mesh import as_process_mesh
 from .placement_trees import is_entry, leaf_entries
@@ -117,8 +118,8 @@ class Parallelized:
                 complete_forward(program)
             parted = partition(program)
             self.program, self.partitioned = program, parted
-            self._run = to_jax(parted, self.mesh.jax_mesh())
-            self._arg_named = [self._named(layout) for layout in parted.arg_layouts]
+            self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves)
+            self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
             # The model counts arguments, results and activations; the compiler's temporaries
@@ -142,8 +143,8 @@ class Parallelized:
         self._labels = labels
         self._treedef, self._known = in_def, [(_NEVER, _NEVER)] * len(labels)  # see __call__'s fast path
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
-        self.out_shardings = {lab: placements_of_spec(self._named(layout).spec, self.mesh)
-                              for lab, layout in zip(out_labels, parted.result_layouts)}
+        self.out_shardings = {lab: placements_of_spec(self._named(layout, leaf).spec, self.mesh)
+                              for lab, layout, leaf in zip(out_labels, parted.result_layouts, self._out_leaves)}
         self._key = _key_of(leaves, in_def)
         return self
 
@@ -190,6 +191,7 @@ class Parallelized:
         single = not isinstance(out_shape, tuple)
         out_tree = (out_shape,) if single else out_shape
         out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
+        self._out_leaves = out_leaves
         labels = _labels(out_tree, "out")
         if self.out_placements is None:
             return labels, [None] * len(out_leaves)
@@ -197,11 +199,17 @@ class Parallelized:
         return labels, [None if e is None else self._sharding(e, leaf.shape, label)
                         for label, leaf, e in zip(labels, out_leaves, entries)]
 
-    def _named(self, layout):
+    def _named(self, layout, leaf=None):
+        """The NamedSharding of a program argument or result laid out by `layout`; for a PRNG key
+        array `leaf`, of the key array itself (its key-data dims, never split, left out)."""
         from jax.sharding import NamedSharding
+        from jax.sharding import PartitionSpec as P
 
         from ..reshard.execute_jax import partition_spec
-        return NamedSharding(self.mesh.jax_mesh(), partition_spec(layout))
+        spec = partition_spec(layout)
+        if leaf is not None and is_key(leaf):
+            spec = P(*tuple(spec)[:len(leaf.shape)])
+        return NamedSharding(self.mesh.jax_mesh(), spec)
 
     def _ensure(self, args):
         """The argument leaves, traced again when their structure, shapes or dtypes changed."""
@@ -279,6 +287,22 @@ class Parallelized:
 
 
 _MEMORY_ATTEMPTS = 4
+
+
+def _with_keys(run, in_leaves, out_leaves):
+    """The jitted program. The partitioned one holds a PRNG key array as its uint32 key data
+    (spmdkit.ir.jax_keys); key arrays passed in are unwrapped and key results wrapped again inside
+    the jit, so the step takes and returns keys as `jax.jit(fn)` does."""
+    import jax
+    keys_in = [is_key(x) for x in in_leaves]
+    keys_out = [key_impl(x) if is_key(x) else None for x in out_leaves]
+    if not any(keys_in) and not any(keys_out):
+        return jax.jit(run)
+
+    def boundary(*leaves):
+        outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
+        return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
+    return jax.jit(boundary)
 
 
 def compiled_peak_bytes(run, leaves, named) -> float:

@@ -82,7 +82,8 @@ def import_jax(fn, *example_args, arg_shardings=None, result_shardings=None, mes
     names = _arg_names(fn, example_args)
     for value, arg_name in zip(main.args, names):
         value.name = arg_name
-    _attach_shardings(program, main, arg_shardings, result_shardings)
+    _attach_shardings(program, main, arg_shardings, result_shardings,
+                      [_key_dims(a) for a in closed.in_avals], [_key_dims(a) for a in closed.out_avals])
     if name is not None:
         program.name = name
     return program
@@ -388,11 +389,19 @@ def spec_to_sharding(mesh_name: str, mesh, spec, rank: int, replicated: Sequence
     return TensorSharding(mesh_name, dims, replicated=rest)
 
 
-def _resolve_shardings(program: Program, given, types: list, labels: list[str], what: str) -> list:
-    """One TensorSharding or None per value, from a flat list or a pytree of shardings."""
+def _key_dims(aval) -> int:
+    """How many trailing dims a value's IR type has beyond its JAX shape: a PRNG key array's
+    key-data dims (threefry: 1), else 0."""
+    return len(physical_aval(aval).shape) - len(aval.shape)
+
+
+def _resolve_shardings(program: Program, given, types: list, labels: list[str], what: str, key_dims=None) -> list:
+    """One TensorSharding or None per value, from a flat list or a pytree of shardings. `key_dims`:
+    per value, the trailing key-data dims of a PRNG key array, which a sharding of the key array's
+    own rank leaves out: they are added, replicated (a key is never split inside)."""
     import jax
 
-    from ..sharding import TensorSharding, parse_sharding, verify
+    from ..sharding import DimSharding, TensorSharding, parse_sharding, verify
     is_leaf = lambda x: x is None or isinstance(x, (TensorSharding, str, jax.sharding.Sharding))  # noqa: E731
     if isinstance(given, (list, tuple)) and len(given) == len(types) and all(is_leaf(s) for s in given):
         flat = list(given)
@@ -402,12 +411,14 @@ def _resolve_shardings(program: Program, given, types: list, labels: list[str], 
             raise JaxImportError(f"{what} has {len(flat)} leaves; the function has {len(types)} array "
                                  f"{'arguments' if what == 'arg_shardings' else 'results'}")
     out = []
-    for t, label, sharding in zip(types, labels, flat):
+    for t, label, sharding, extra in zip(types, labels, flat, key_dims or [0] * len(types)):
         if isinstance(sharding, str):
             sharding = parse_sharding(sharding)
         elif isinstance(sharding, jax.sharding.NamedSharding):
             mesh_name = register_mesh(program, mesh_from_jax(sharding.mesh))
             sharding = spec_to_sharding(mesh_name, program.meshes[mesh_name], sharding.spec, t.rank)
+        if extra and isinstance(sharding, TensorSharding) and len(sharding.dims) == t.rank - extra:
+            sharding = sharding.replace(dims=list(sharding.dims) + [DimSharding(())] * extra)
         elif sharding is not None and not isinstance(sharding, TensorSharding):
             raise TypeError(f"import_jax: {label}: a sharding must be a TensorSharding, Shardy text or a "
                             f"NamedSharding, got {type(sharding).__name__}")
@@ -423,16 +434,17 @@ def _resolve_shardings(program: Program, given, types: list, labels: list[str], 
     return out
 
 
-def _attach_shardings(program: Program, main: Function, arg_shardings, result_shardings) -> None:
+def _attach_shardings(program: Program, main: Function, arg_shardings, result_shardings, arg_key_dims,
+                      result_key_dims) -> None:
     if arg_shardings is not None:
         labels = [f"argument {i} ({v.name})" if v.name else f"argument {i}" for i, v in enumerate(main.args)]
         for value, s in zip(main.args, _resolve_shardings(program, arg_shardings, [v.type for v in main.args],
-                                                          labels, "arg_shardings")):
+                                                          labels, "arg_shardings", arg_key_dims)):
             value.sharding = s
     if result_shardings is not None:
         labels = [f"result {i}" for i in range(len(main.result_types))]
         main.result_shardings = _resolve_shardings(program, result_shardings, list(main.result_types), labels,
-                                                   "result_shardings")
+                                                   "result_shardings", result_key_dims)
 
 
 # -- helpers -------------------------------------------------------------------------------------

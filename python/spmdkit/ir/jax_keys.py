@@ -40,6 +40,17 @@ def _is_key_dtype(dtype) -> bool:
     return dtypes.issubdtype(dtype, dtypes.prng_key)
 
 
+def key_impl(aval):
+    """The PRNG implementation of a key array or key aval (for jax.random.wrap_key_data; `.name`
+    is the name it takes too, e.g. threefry2x32)."""
+    return aval.dtype._impl
+
+
+def key_data_shape(aval) -> tuple:
+    """The shape of a key array's (or key aval's) uint32 data: its own shape, then the key's."""
+    return tuple(aval.shape) + tuple(key_impl(aval).key_shape)
+
+
 def physical_aval(aval):
     """The uint32 aval that holds a key aval's data (other avals unchanged)."""
     if not is_key(aval):
