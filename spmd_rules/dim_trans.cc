@@ -136,6 +136,46 @@ DimTransList reshape_dim_trans(const Shape& src, const Shape& tgt, const std::st
   return out;
 }
 
+// A dim split over several mesh dims and cut into parts none of which takes the whole split (4
+// heads over (a, b), |a| = |b| = 2, cut into 2 x 2): its mesh dims, major first, fill the parts
+// in order, a part taking the next mesh dim while it still divides the part, and the next part
+// starting only once this one is split all the way. The input keeps the mesh dims placed that way
+// (each device's block of the dim is then a block of the parts): (a, b) -> 2 over a, 2 over b, as
+// Shardy's factors give it. Without any placed, the dim is left whole, as before.
+static void split_over_parts(const DistMetaTensor& in, const DimTransList& trans, int8_t d, const MeshDims& m,
+                             DimTransResult& r) {
+  SmallVec<int8_t, kMaxRank> outs;  // the output dim of each part, in part order
+  SmallVec<int64_t, kMaxRank> sizes;
+  for (std::size_t o = 0; o < trans.size(); ++o) {
+    const DimTrans& t = trans[o];
+    if (t.split.empty() || t.inputs.size() != 1 || t.inputs[0] != d) continue;
+    if (outs.empty()) sizes = t.split;
+    if (static_cast<std::size_t>(t.split_id) != outs.size()) return;  // parts out of order: not expected
+    outs.push_back(static_cast<int8_t>(o));
+  }
+  if (outs.size() != sizes.size()) return;
+  const MeshPtr& mesh = in.attr.mesh();
+  MeshDims kept;
+  MeshDims per_part[kMaxRank];
+  std::size_t p = 0;
+  int64_t filled = 1;
+  for (int8_t x : m) {
+    const int64_t k = mesh->dim_size(x);
+    if (p >= sizes.size() || sizes[p] % (filled * k) != 0) break;
+    per_part[p].push_back(x);
+    kept.push_back(x);
+    filled *= k;
+    if (filled == sizes[p]) {
+      ++p;
+      filled = 1;
+    }
+  }
+  if (kept.empty()) return;
+  r.input.set_dim(d, kept);
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (!per_part[i].empty()) r.output.set_dim(outs[i], per_part[i]);
+}
+
 DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList& trans, bool absorb) {
   const std::size_t rank = in.rank();
   const MeshPtr& mesh = in.attr.mesh();
@@ -183,7 +223,10 @@ DimTransResult infer_from_dim_trans(const DistMetaTensor& in, const DimTransList
     const DimTrans& t = trans[target[d]];
     // Flattened with later dims, the input dim itself must split evenly to stay a block split.
     if (t.inputs.size() > 1 && in.shape[d] % ways != 0) continue;
-    if (part_size[d] > 0 && part_size[d] % ways != 0) continue;
+    if (part_size[d] > 0 && part_size[d] % ways != 0) {
+      if (t.inputs.size() == 1) split_over_parts(in, trans, static_cast<int8_t>(d), m, r);
+      continue;
+    }
     r.input.set_dim(d, m);
     r.output.set_dim(target[d], m);
   }

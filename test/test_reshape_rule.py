@@ -48,3 +48,47 @@ def test_flatten_squeeze_unsqueeze(mesh2d, spec):
 def test_bad_reshape_targets_raise(target, match, mesh2d, spec):
     with pytest.raises(ValueError, match=match):
         core.get_phi_spmd_rule("reshape").infer_forward(spec(mesh2d, [6, 8], [0, -1]), target)
+
+
+# -- a dim split over several mesh dims, cut into parts (a reshape splitting heads into groups) ---
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _executes(shape, in_mm, target, out_mm, sizes) -> bool:
+    """Whether every device's block of x, reshaped locally, is its block of the reshaped x."""
+    import numpy as np
+    from spmdkit.sharding import DimSharding, Mesh, MeshAxis, TensorSharding
+    from spmdkit.sharding.layout import device_slices
+    mesh = Mesh([MeshAxis(n, s) for n, s in zip("ab", sizes)])
+    x = np.arange(int(np.prod(shape))).reshape(shape)
+    y = x.reshape(target)
+    ins = device_slices(TensorSharding(mesh, [DimSharding(["ab"[m] for m in d]) for d in in_mm]), shape)
+    outs = device_slices(TensorSharding(mesh, [DimSharding(["ab"[m] for m in d]) for d in out_mm]), target)
+    for device, sl in ins.items():
+        local = x[sl]
+        want = y[outs[device]]
+        if local.size != want.size or not np.array_equal(local.reshape(want.shape), want):
+            return False
+    return True
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_co_split_dim_cut_into_parts_keeps_its_split_across_the_parts(spec, data):
+    from spmdkit import ProcessMesh
+    sizes = data.draw(st.tuples(st.sampled_from([2, 3, 4]), st.sampled_from([2, 3, 4])))
+    mesh = ProcessMesh([[j + sizes[1] * i for j in range(sizes[1])] for i in range(sizes[0])], dim_names=["a", "b"])
+    parts = data.draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8]), min_size=2, max_size=3))
+    order = data.draw(st.sampled_from([[0, 1], [1, 0]]))
+    n = 1
+    for p in parts:
+        n *= p
+    shape, target = [2, n], [2, *parts]
+    ins, outs = core.get_phi_spmd_rule("jax.reshape").infer_forward(spec(mesh, shape, [-1, order]), target, [])
+    in_mm, out_mm = ins[0].multi_dims_mapping, outs[0].multi_dims_mapping
+    assert in_mm[1] == order[:len(in_mm[1])]  # a major run of the split is kept, the rest gathered
+    assert _executes(shape, in_mm, target, out_mm, sizes)
+    # heads of 4 over (a, b), |a| = |b| = 2, cut into 2 groups of 2: one mesh dim per part
+    if sizes == (2, 2) and parts[:2] == [2, 2] and len(parts) == 2:
+        assert in_mm[1] == order and out_mm[1:] == [[order[0]], [order[1]]]

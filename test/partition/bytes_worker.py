@@ -27,7 +27,7 @@ from spmdkit.examples.train import _named_tree as named_tree, max_abs  # noqa: E
 from spmdkit.partition import partition, to_jax  # noqa: E402
 from spmdkit.reshard import CostModel  # noqa: E402
 from spmdkit.reshard.cost import INTER_NODE, INTRA_NODE, AxisLink  # noqa: E402
-from spmdkit.reshard.execute_jax import partition_spec  # noqa: E402
+from spmdkit.partition.execute import user_partition_spec  # noqa: E402
 
 # the planner's bandwidth-only model (no latency term): every choice minimises bytes
 BANDWIDTH_ONLY = CostModel(intra=AxisLink(0.0, INTRA_NODE.gbytes_per_s), inter=AxisLink(0.0, INTER_NODE.gbytes_per_s))
@@ -55,7 +55,7 @@ def bandwidth_only(ours, step, args):
     parted = partition(ours.program, cost=BANDWIDTH_ONLY)
     jm = ours.mesh.jax_mesh()
     run = to_jax(parted, jm)
-    shardings = [NamedSharding(jm, partition_spec(layout)) for layout in parted.arg_layouts]
+    shardings = [NamedSharding(jm, user_partition_spec(layout, parted.mesh)) for layout in parted.arg_layouts]
     out_def = jax.tree_util.tree_structure(jax.eval_shape(step, *args))
 
     def call(*a):
@@ -91,7 +91,7 @@ def timings(step, mesh, pp, bp, args, in_sh, out_sh) -> dict:
 def run(name: str, strategy: str = "propagate", timed: bool = False) -> dict:
     params, inputs, targets, loss_fn, pp, bp = models.MODELS[name]()
     step = models.train_step_of(loss_fn)
-    mesh = models.mesh()
+    mesh = models.mesh(name)
     args = (params, inputs, targets)
     t0 = time.perf_counter()
     ours = parallelize(step, mesh, (pp, bp, bp), out_placements=(pp, None, pp), strategy=strategy,
@@ -112,7 +112,8 @@ def run(name: str, strategy: str = "propagate", timed: bool = False) -> dict:
             "bw_diffs": train(bw_call, *args, reference),
             "bw_plan_counts": bw_plan.collectives, "bw_plan_bytes": bw_plan.bytes_per_device,
             "bw_hlo_counts": bw_hlo["counts"], "bw_hlo_bytes": bw_hlo["bytes"],
-            "xla_counts": xla["counts"], "xla_bytes": xla["bytes"], "partition_s": partition_s}
+            "xla_counts": xla["counts"], "xla_bytes": xla["bytes"], "partition_s": partition_s,
+            "fine_mesh": str(ours.partitioned.mesh.mesh) if ours.partitioned.mesh.pieces else None}
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ R = Replicate()
 LR = 0.1
 
 
-def mesh() -> ProcessMesh:
-    return ProcessMesh(shape=MESH_SHAPE, dim_names=MESH_AXES)
+def mesh(model: str | None = None) -> ProcessMesh:
+    shape, axes = OWN_MESHES.get(model, (MESH_SHAPE, MESH_AXES))
+    return ProcessMesh(shape=shape, dim_names=axes)
 
 
 def place(**dims) -> list:
@@ -91,8 +92,33 @@ def lm_shift():
     return params, tokens, mask, loss_fn, pp, place(dp=0)
 
 
+def gqa_attention(b: int = 8, t: int = 16, d: int = 32, heads: int = 4, kv_heads: int = 2):
+    """Grouped-query attention (LLaMA's: 2 kv heads shared by 4 query heads, jnp.repeat) with the
+    projections column-split over a 4-way mp: the k/v projection's 16 columns split 4 ways are 2
+    heads of 8, so propagation splits the heads over the sub-axis "mp":(1)2 and the head dim over
+    "mp":(2)2, as Shardy does (on a 2x4 mesh of its own, OWN_MESHES)."""
+    k = jax.random.split(jax.random.PRNGKey(4), 6)
+    hd = d // heads
+    params = {"wq": _normal(k[0], (d, d)), "wk": _normal(k[1], (d, kv_heads * hd)),
+              "wv": _normal(k[2], (d, kv_heads * hd)), "wo": _normal(k[3], (d, d))}
+
+    def loss_fn(p, x, y):
+        q = (x @ p["wq"]).reshape(b, t, heads, hd)
+        kk = jnp.repeat((x @ p["wk"]).reshape(b, t, kv_heads, hd), heads // kv_heads, axis=2)
+        v = jnp.repeat((x @ p["wv"]).reshape(b, t, kv_heads, hd), heads // kv_heads, axis=2)
+        s = jnp.einsum("bqhd,bkhd->bhqk", q, kk) / jnp.sqrt(hd)
+        s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -1e9)
+        o = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(s, axis=-1), v).reshape(b, t, d)
+        return jnp.mean((o @ p["wo"] - y) ** 2)
+    col, row = [R, Shard(1)], [R, Shard(0)]
+    pp = {"wq": col, "wk": col, "wv": col, "wo": row}
+    return params, _normal(k[4], (b, t, d), 1.0), _normal(k[5], (b, t, d), 1.0), loss_fn, pp, [Shard(0), R]
+
+
+OWN_MESHES = {"gqa_attention": ((2, 4), ("dp", "mp"))}  # models placed on another mesh than 2x2x2
+
 MODELS = {"residual_mlp": residual_mlp, "attention_fsdp": causal_attention,
-          "embedding_classifier": embedding_classifier, "lm_shift": lm_shift,
+          "embedding_classifier": embedding_classifier, "lm_shift": lm_shift, "gqa_attention": gqa_attention,
           # a table of 4 KiB: the default cost model prices one all-gather of the table (one hop)
           # below one all-reduce of the rows (two hops), so it moves more bytes than XLA there
           "embedding_classifier_small": lambda: embedding_classifier(64, 16)}

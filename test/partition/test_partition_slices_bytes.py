@@ -1,5 +1,6 @@
 """Issue 18's models (models_issue18.py: residual MLP, causal attention on 2x2x2 with fsdp,
-embedding classifier with the vocab on mp, LM input/target shift) trained with parallelize on 8
+embedding classifier with the vocab on mp, LM input/target shift; and grouped-query attention on
+a 2x4 mesh, whose propagated shardings use sub-axes) trained with parallelize on 8
 virtual CPU devices (bytes_worker.py, one child process): loss, gradients and new params equal
 one device within 1e-5 over 3 SGD steps, the compiled collectives are the plan, and the bytes per
 device per step are no more than XLA's own partitioning of the same step, measured in the same
@@ -15,7 +16,7 @@ from child_process import json_rows, run_child
 from spmdkit import _core
 
 HERE = Path(__file__).parent
-MODELS = ["residual_mlp", "attention_fsdp", "embedding_classifier", "lm_shift"]
+MODELS = ["residual_mlp", "attention_fsdp", "embedding_classifier", "lm_shift", "gqa_attention"]
 TOL = 1e-5
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "PropagationGraph"), reason="this build has no propagation engine")
@@ -65,3 +66,9 @@ def test_vocab_split_embedding_looks_up_locally(rows):
     """The table (vocab on mp) is never gathered: each shard looks up its rows, one all-reduce."""
     counts = rows["embedding_classifier"]["plan_counts"]
     assert counts["all_gather"] == 0, counts
+
+
+def test_gqa_runs_its_sub_axis_shardings_on_the_fine_mesh(rows):
+    """Propagation splits the 2 kv heads over "mp":(1)2 and their dim over "mp":(2)2 (Shardy's
+    answer); the partitioner runs that on the mesh cut at 2 (fine_mesh.py) instead of refusing it."""
+    assert rows["gqa_attention"]["fine_mesh"] == '<["dp"=2, "mp(1)2"=2, "mp(2)2"=2]>'

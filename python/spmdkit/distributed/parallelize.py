@@ -116,6 +116,8 @@ class Parallelized:
                 _propagate(program)
             else:
                 complete_forward(program)
+            # results leave on the user's mesh: a sub-axis propagation gave one is left out (replicated)
+            program.main.result_shardings = [whole_axes_only(r) for r in program.main.result_shardings]
             parted = partition(program)
             self.program, self.partitioned = program, parted
             self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves)
@@ -205,8 +207,8 @@ class Parallelized:
         from jax.sharding import NamedSharding
         from jax.sharding import PartitionSpec as P
 
-        from ..reshard.execute_jax import partition_spec
-        spec = partition_spec(layout)
+        from ..partition.execute import user_partition_spec
+        spec = user_partition_spec(layout, self.partitioned.mesh)
         if leaf is not None and is_key(leaf):
             spec = P(*tuple(spec)[:len(leaf.shape)])
         return NamedSharding(self.mesh.jax_mesh(), spec)
@@ -319,6 +321,15 @@ def _key_of(leaves, treedef):
     # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
     return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
                           for x in leaves)
+
+
+def whole_axes_only(sharding):
+    """`sharding` without the sub-axes of its dims (None stays None)."""
+    if sharding is None or not any(a.is_sub_axis for d in sharding.dims for a in d.axes):
+        return sharding
+    from ..sharding import DimSharding
+    dims = [DimSharding([a for a in d.axes if not a.is_sub_axis], d.is_closed, d.priority) for d in sharding.dims]
+    return sharding.replace(dims=dims)
 
 
 def _propagate(program) -> None:

@@ -169,6 +169,23 @@ def local_body(partitioned: PartitionedProgram):
     return body
 
 
+def user_partition_spec(layout, pm):
+    """The PartitionSpec of a whole (not partial) layout on the user's mesh: on a fine mesh
+    (fine_mesh.py) each run of one axis's factors is that axis (PartitionError if a dim holds
+    only part of an axis, which the user's mesh cannot say)."""
+    if pm.pieces is None:
+        return partition_spec(layout)
+    from jax.sharding import PartitionSpec as P
+    entries = []
+    for axes in layout.dims:
+        refs = pm.user_refs(axes)
+        if any(r.is_sub_axis for r in refs):
+            raise PartitionError(f"layout {layout} splits a dim over part of a mesh axis ({', '.join(map(str, refs))}), "
+                                 f"which a PartitionSpec of mesh @{pm.name} cannot say")
+        entries.append(tuple(r.name for r in refs) or None)
+    return P(*entries)
+
+
 def to_jax(partitioned: PartitionedProgram, jax_mesh, jit: bool = True):
     """A function of the global arguments returning the global results (a tuple), running the
     per-device program inside jax.shard_map over `jax_mesh` (axes named as the program's mesh)."""
@@ -176,13 +193,17 @@ def to_jax(partitioned: PartitionedProgram, jax_mesh, jit: bool = True):
 
     pm = partitioned.mesh
     got = {str(n): int(s) for n, s in zip(jax_mesh.axis_names, jax_mesh.axis_sizes)}
-    want = {a.name: a.size for a in pm.mesh.axes}
+    want = {a.name: a.size for a in pm.user_mesh.axes}
     if got != want:
         raise PartitionError(f"jax mesh {got} is not the program's mesh @{pm.name} {want}")
     ids = [int(d.id) for d in np.asarray(jax_mesh.devices).flat]
-    if pm.mesh.device_ids is not None and list(pm.mesh.device_ids) != ids and \
-            list(pm.mesh.device_ids) != list(range(len(ids))):
-        raise PartitionError(f"jax mesh devices {ids} are not the program mesh's {list(pm.mesh.device_ids)}")
+    if pm.user_mesh.device_ids is not None and list(pm.user_mesh.device_ids) != ids and \
+            list(pm.user_mesh.device_ids) != list(range(len(ids))):
+        raise PartitionError(f"jax mesh devices {ids} are not the program mesh's {list(pm.user_mesh.device_ids)}")
+    if pm.pieces is not None:  # planned on the mesh cut at its sub-axes: the same devices, reshaped (fine_mesh.py)
+        fine = [(n, size) for a in jax_mesh.axis_names for n, _, size in pm.pieces[str(a)]]
+        jax_mesh = jax.sharding.Mesh(np.asarray(jax_mesh.devices).reshape([size for _, size in fine]),
+                                     tuple(n for n, _ in fine))
     run = jax.shard_map(local_body(partitioned), mesh=jax_mesh,
                         in_specs=tuple(partition_spec(l) for l in partitioned.arg_layouts),
                         out_specs=tuple(partition_spec(l) for l in partitioned.result_layouts),

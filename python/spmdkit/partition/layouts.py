@@ -4,20 +4,32 @@ planner's Layout (what the partitioner reasons with: per dim the axes, plus part
 from __future__ import annotations
 
 from ..reshard import Layout, MeshSpec, ReshardError, as_layout, as_mesh
-from ..sharding import DimSharding, TensorSharding, to_process_mesh
+from ..sharding import AxisRef, DimSharding, TensorSharding, to_process_mesh
 from .errors import PartitionError, value_name
+from .fine_mesh import SubAxisFound, fine_mesh, sub_axis_cuts
 
 
 class ProgramMesh:
-    """The one mesh a program is sharded over, in the forms each library wants."""
+    """The one mesh a program is sharded over, in the forms each library wants.
 
-    def __init__(self, name: str, mesh):
+    With `cuts` (parent axis -> the bounds of the sub-axes the program's shardings use), the
+    partitioner works on the *fine* mesh: each axis cut into the factors between those bounds
+    (`"mp":(1)2` is the fine axis `mp(1)2`). Its devices are in
+    the same row-major order, so a whole axis is the run of its factors and a sub-axis is a whole
+    fine axis: layouts, rules, plans and the shard_map all see whole axes only (fine_mesh.py)."""
+
+    def __init__(self, name: str, mesh, cuts: dict | None = None):
         self.name = name
-        self.mesh = mesh                    # spmdkit.sharding.Mesh
+        self.user_mesh = mesh               # the program's own mesh (spmdkit.sharding.Mesh)
+        self.pieces = None                  # refined: parent axis -> [(fine name, pre-size, size)]
+        if cuts:
+            mesh, self.pieces = fine_mesh(mesh, cuts)
+        self.mesh = mesh                    # spmdkit.sharding.Mesh (the fine one when refined)
         self.spec: MeshSpec = as_mesh(mesh)
         self.axis_names = list(mesh.axis_names)
         self.axis_index = {n: i for i, n in enumerate(self.axis_names)}
         self._process_mesh = None
+        self._parent_of = None
         # memos for one partition (the program's shardings and rules do not change meanwhile):
         # (id(sharding), rank, shape) -> (sharding, Layout): propagation writes equal shardings
         # as one object, and the sharding is kept so that its id is not reused
@@ -63,12 +75,45 @@ class ProgramMesh:
         return self._process_mesh
 
     @staticmethod
-    def of(program) -> "ProgramMesh":
+    def of(program, refine: bool = False) -> "ProgramMesh":
+        """The program's mesh; with `refine`, cut at every sub-axis its shardings use (none: as is)."""
         if len(program.meshes) != 1:
             raise PartitionError(f"the program must declare exactly one mesh to partition over, it has "
                                  f"{len(program.meshes)} ({', '.join(program.meshes) or 'none'})")
         name, mesh = next(iter(program.meshes.items()))
-        return ProgramMesh(name, mesh)
+        return ProgramMesh(name, mesh, sub_axis_cuts(program, mesh) if refine else None)
+
+    def fine_names(self, ref) -> tuple:
+        """The fine mesh's axes that make up the program mesh's axis or sub-axis `ref` (AxisRef)."""
+        if self.pieces is None:
+            return (ref.name,)
+        lo, hi = ref.interval(self.user_mesh)
+        pieces = self.pieces[ref.name]
+        if lo == hi:  # an axis of size 1
+            return tuple(n for n, _, _ in pieces)
+        return tuple(n for n, pre, _ in pieces if lo <= pre < hi)
+
+    def user_refs(self, names) -> list:
+        """Fine axis names as the program mesh's axes and sub-axes (runs of one axis merged)."""
+        if self.pieces is None:
+            return [AxisRef(n) for n in names]
+        out: list = []
+        for n in names:
+            parent, pre, size = self.parent_of[n]
+            if out and out[-1][0] == parent and out[-1][1] * out[-1][2] == pre:
+                out[-1] = (parent, out[-1][1], out[-1][2] * size)
+            else:
+                out.append((parent, pre, size))
+        full = {a.name: a.size for a in self.user_mesh.axes}
+        return [AxisRef(p) if pre == 1 and size == full[p] else AxisRef(p, pre, size) for p, pre, size in out]
+
+    @property
+    def parent_of(self) -> dict:
+        """fine axis name -> (parent axis, pre-size, size)."""
+        if self._parent_of is None:
+            self._parent_of = {n: (p, pre, size) for p, pieces in (self.pieces or {}).items()
+                               for n, pre, size in pieces}
+        return self._parent_of
 
 
 def replicated(rank: int) -> Layout:
@@ -113,24 +158,42 @@ def _layout_of_sharding(sharding, rank: int, pm: ProgramMesh, where: str, shape)
     if isinstance(sharding.mesh, str) and sharding.mesh != pm.name:
         raise PartitionError(f"sharding {sharding} names mesh @{sharding.mesh}, the program's mesh is @{pm.name}",
                              value=where)
+    names = pm.user_mesh.axis_names
     for d, dim in enumerate(sharding.dims):
         for a in dim.axes:
-            if a.is_sub_axis:  # the rules' dims_mapping has no sub-axes
-                raise PartitionError(f"dim {d} is split over the sub-axis {a}; the partitioner takes whole mesh "
-                                     f"axes only", value=where)
-            if a.name not in pm.spec.names:
+            if a.name not in names:
                 raise PartitionError(f"dim {d} is split over axis {a.name!r}, which mesh @{pm.name} "
-                                     f"({', '.join(pm.spec.names)}) lacks", value=where)
+                                     f"({', '.join(names)}) lacks", value=where)
+            if a.is_sub_axis and pm.pieces is None:  # partition() starts again on the fine mesh
+                raise SubAxisFound(f"dim {d} is split over the sub-axis {a} (partition() takes it on the mesh cut "
+                                   f"at its sub-axes)", value=where)
+    if any(a.is_sub_axis for a in sharding.unreduced) and pm.pieces is None:
+        raise SubAxisFound(f"unreduced over a sub-axis: {sharding}", value=where)
     try:
-        return as_layout(sharding, pm.spec, rank)
+        if pm.pieces is None:
+            return as_layout(sharding, pm.spec, rank)
+        return _fine_layout(sharding, pm)
     except ReshardError as e:
         raise PartitionError(str(e), value=where) from None
 
 
+def _fine_layout(sharding, pm: ProgramMesh) -> Layout:
+    """A sharding of the program's mesh as a Layout on the fine mesh (each axis or sub-axis as
+    the fine axes that make it up)."""
+    dims = [tuple(f for a in dim.axes for f in pm.fine_names(a)) for dim in sharding.dims]
+    partial = [f for a in sharding.unreduced for f in pm.fine_names(a)]
+    groups = sharding.unreduced_by_type() if partial else {}
+    if len(groups) > 1:
+        raise ReshardError(f"sharding {sharding} mixes reduce types {sorted(groups)}; the planner needs one type "
+                           "(the order of different reductions is not defined)")
+    return Layout.make(pm.spec, dims, partial, next(iter(groups)) if groups else None)
+
+
 def _parts(pm: ProgramMesh, axes) -> int:
     n = 1
+    names = pm.user_mesh.axis_names
     for a in axes:
-        n *= pm.spec.size(a.name) if a.name in pm.spec.names else 1
+        n *= a.size_on(pm.user_mesh) if a.name in names else 1
     return n
 
 
@@ -199,6 +262,11 @@ def from_dist_attr(attr, pm: ProgramMesh, rank: int, where: str) -> Layout:
 
 
 def to_sharding(layout: Layout, pm: ProgramMesh) -> TensorSharding:
-    """The Layout as a closed TensorSharding on the program's mesh (partial axes are unreduced)."""
+    """The Layout as a closed TensorSharding on the program's mesh (partial axes are unreduced;
+    the fine mesh's axes as the program mesh's axes and sub-axes)."""
+    if pm.pieces is not None:
+        partial = pm.user_refs(layout.partial)
+        return TensorSharding(pm.name, [DimSharding(pm.user_refs(axes)) for axes in layout.dims], (), partial,
+                              {a: layout.reduce for a in partial} if partial else None)
     kinds = {a: layout.reduce for a in layout.partial}
     return TensorSharding(pm.name, [DimSharding(axes) for axes in layout.dims], (), list(layout.partial), kinds)

@@ -24,6 +24,7 @@ from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_
 from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
+from .fine_mesh import SubAxisFound
 from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
 from .localize import LOCALIZERS, localize
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
@@ -430,5 +431,8 @@ def partition(program, function: str | None = None, cost: CostModel = DEFAULT_CO
     if not isinstance(cost, CostModel):
         raise TypeError(f"cost must be a CostModel, not {type(cost).__name__}")
     with paused_gc():  # a partition's objects are all kept: collections would only rescan the program
-        return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+        try:
+            return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+        except SubAxisFound:  # a sharding over a sub-axis: on the mesh cut at every sub-axis (fine_mesh.py)
+            return _Partitioner(ProgramMesh.of(program, refine=True), cost).run(fn)
 
