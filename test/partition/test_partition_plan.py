@@ -114,3 +114,23 @@ def test_an_update_whose_results_stay_split_runs_split():
     parted = partition(_update_program('#sdy.sharding<@mesh, [{}, {"y"}]>'))
     assert set(_layout_of(parted, "jax.sub")) == {((), ("y",))}
     assert "all_gather" not in [s.kind for r in parted.reshards for s in r.plan.steps]
+
+
+def test_only_regions_a_function_result_reads_or_is_read_by_are_priced():
+    # an elementwise chain inside the program (its values read by a matmul, not returned) can never
+    # run whole for less: its region is not built; the update's region, returned, is
+    from spmdkit.partition.layouts import ProgramMesh
+    from spmdkit.partition.regions import Regions
+
+    def step(a, b, w):
+        h = jnp.tanh(a * 2.0 + 1.0)   # a region between the argument and the matmul
+        return (h @ w) * 3.0 + b       # a region whose values are returned
+    sharded = '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'
+    p = program(step, jnp.ones((8, 4)), jnp.ones((8, 4)), jnp.ones((4, 4)),
+                shardings=[sharded, sharded, '#sdy.sharding<@mesh, [{"y"}, {}]>'],
+                results=['#sdy.sharding<@mesh, [{}, {}]>'])
+    from spmdkit import propagate
+    propagate(p)
+    regions = Regions(p.main, ProgramMesh.of(p))
+    built = {op.name for r in regions.regions for op in p.main.body.ops if regions.region_of.get(id(op)) is not None}
+    assert "jax.tanh" not in built and "jax.add" in built

@@ -98,6 +98,8 @@ class Regions:
         for i, v in enumerate(ret.operands if ret is not None else ()):
             returned.setdefault(id(v), []).append(i)
         for group in groups:
+            if not _may_run_whole(group, ret, users, returned):
+                continue
             region = _Region(group, ret, declared, pm, users, returned)
             if region.split is not None:
                 self.region_of.update({id(op): len(self.regions) for op in group})
@@ -113,6 +115,24 @@ class Regions:
             region = self.regions[k]
             self.decided[k] = region.cheaper_whole(versions, price)
         return self.decided[k]
+
+
+def _may_run_whole(ops, ret, users, returned) -> bool:
+    """Whether running the region whole could be strictly cheaper. Only when a function result
+    reads it or it reads one: otherwise its outputs go to ops that ask for the split layout
+    (reached from whole by a free local slice) and bringing an input to the split layout never
+    costs more than gathering it whole (gathering, then slicing, is one way there), so the split
+    run always wins. Most regions of a model are such (every one of a transformer step's layers):
+    they are not built at all."""
+    for op in ops:
+        for v in op.results:
+            for user, _ in users.get(id(v), ()):
+                if user is ret:
+                    return True
+        for v in op.operands:
+            if id(v) in returned:
+                return True
+    return False
 
 
 _MIXED = object()  # a region whose values have more than one layout
