@@ -77,6 +77,9 @@ def test_prefix_entries_follow_jax_flattening_order():
     ({"layers": [{"w": {"deeper": COL}}, None, None]}, r"in_placements\[0\]\['layers'\]\[0\]\['w'\] is a dict of "
                                                        r"placements, but the value there is a leaf"),
     ({"layers": "col"}, r"in_placements\[0\]\['layers'\] must be a placements list"),
+    ({"layers": [{"w": ["S(1)", R]}, None, None]}, r"in_placements\[0\]\['layers'\]\[0\]\['w'\]: 'S\(1\)' is not a "
+                                                  r"placement"),
+    ({"layers": [{"w": [R, Shard]}, None, None]}, r"\['w'\]: <class .*Shard'> is not a placement"),
 ])
 def test_placements_that_are_not_a_prefix_name_the_path(placements, words):
     params = {"layers": [{"w": np.ones((8, 8), np.float32)} for _ in range(3)]}
