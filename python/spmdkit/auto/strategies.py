@@ -196,6 +196,19 @@ def _signature(op):
     return sig
 
 
+def _manual_strategy(op, pm: ProgramMesh) -> Strategy:
+    """The one strategy of an sdy.manual_computation: operands in its in_shardings, results in its
+    out_shardings (its body runs as written: partition/manual.py)."""
+    from ..partition.layouts import layout_of_sharding
+    try:
+        return Strategy(tuple(layout_of_sharding(sh, v.type.rank, pm, f"operand {i}", v.type.shape)
+                              for i, (sh, v) in enumerate(zip(op.attrs["in_shardings"], op.operands))),
+                        tuple(layout_of_sharding(sh, v.type.rank, pm, f"result {i}", v.type.shape)
+                              for i, (sh, v) in enumerate(zip(op.attrs["out_shardings"], op.results))))
+    except (KeyError, ValueError) as e:
+        raise AutoShardingError(f"cannot read its shardings: {getattr(e, 'reason', e)}", op=op.name) from None
+
+
 def _arg_name(v, i: int) -> str:
     return f"%arg{i}" + (f" ({v.name})" if v.name else "")
 
@@ -205,6 +218,7 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
     argument i keeps its annotation; `ties`: result index -> argument index whose layout it must
     come back in; other results keep a declared sharding, or are free when they have none."""
     from ..partition.control_flow import CONTROL_FLOW_OPS, trip_count
+    from ..partition.manual import MANUAL_OPS
     from ..partition.partitioner import check_function
     pm = ProgramMesh.of(program)
     fn = program.main
@@ -295,7 +309,9 @@ def build_space(program, pinned_args: list[bool], ties: dict[int, int]) -> Searc
             if op.regions and op.name in CONTROL_FLOW_OPS:
                 control_flow(op, k, weight, depth, where_)
                 continue
-            if op.name in SOURCE_OPS or not op.operands:   # computed whole on every device; a consumer slices it free
+            if op.name in MANUAL_OPS:  # a shard_map in the step: its in/out shardings are the user's (no choice)
+                strategies, names = [_manual_strategy(op, pm)], []
+            elif op.name in SOURCE_OPS or not op.operands:   # computed whole on every device; a consumer slices it free
                 strategies, names = [Strategy((), tuple(replicated(r.type.rank) for r in op.results))], []
             elif op.name in IDENTITY_OPS:
                 strategies, names = passing(op.result), []

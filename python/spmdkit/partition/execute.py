@@ -15,7 +15,7 @@ from ..ir.constants import dense_value
 from ..ir.jax_params import ParamError, params_from_attrs, primitive
 from ..reshard.execute_jax import apply_plan, partition_spec
 from .errors import PartitionError, value_name
-from .plan import LocalBlock, LocalControlFlow, LocalOp, PartitionedProgram
+from .plan import LocalBlock, LocalControlFlow, LocalManual, LocalOp, PartitionedProgram
 from .rules import IDENTITY_OPS
 from .split_gather import LOCAL_KERNEL
 
@@ -39,13 +39,20 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
         from ..ir.evaluate import _np_dtype
         return [jnp.zeros(layout.local_shape(pm.spec, v.type.shape), _np_dtype(v.type))
                 for v, layout in zip(op.results, step.result_layouts)]
+    if name in VMA_IDENTITY:
+        return _checked(step, list(inputs), pm)
     key = (id(step.attrs), tuple([x.dtype for x in inputs]))  # the attrs are kept in the memo: their id stays theirs
     hit = pm.jax_params.get(key)
     if hit is None:
         try:
-            hit = pm.jax_params[key] = (step.attrs, primitive(name), params_from_attrs(name, step.attrs, key[1]))
+            params = params_from_attrs(name, step.attrs, key[1])
         except ParamError as e:
             raise PartitionError(e.reason, op=op.name) from None
+        unchecked = VMA_UNCHECKED.get(name)
+        if unchecked is not None:
+            name, extra = unchecked
+            params = {**params, **extra}
+        hit = pm.jax_params[key] = (step.attrs, primitive(name), params)
     _, prim, params = hit
     if name in CLAMPED_STARTS:
         inputs = _clamped_starts(name, inputs, params)
@@ -65,6 +72,14 @@ def _constant(value, t, pm):
         from ..ir.evaluate import _np_dtype
         hit = pm.constants[key] = (value, dense_value(value, t, _np_dtype(t)))
     return hit[1]
+
+
+# A shard_map body written with check_vma=True (JAX's default) carries JAX's bookkeeping of the
+# axes each value varies over; the program runs with check_vma=False, where `pvary` is the identity
+# and the invariant collectives are the plain ones (manual.py).
+VMA_IDENTITY = frozenset({"pvary"})
+VMA_UNCHECKED = {"psum_invariant": ("psum", {"axis_index_groups": None}),
+                 "all_gather_invariant": ("all_gather", {"axis_index_groups": None})}
 
 
 # XLA (jax 0.10.2, CPU) folds dynamic_slice(dynamic_slice(x, s), i) into one dynamic_slice at s + i,
@@ -125,6 +140,9 @@ def _run_steps(steps, env: dict, pm) -> None:
         elif isinstance(step, LocalControlFlow):
             inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
             outs = _run_control_flow(step, inputs, env, pm)
+        elif isinstance(step, LocalManual):  # a shard_map's body, as written (manual.py): reads its arguments only
+            inputs = [env[(id(v), l)] for v, l in zip(step.op.operands, step.operand_layouts)]
+            outs = _run_block(step.block, {}, inputs, pm)
         else:
             env[(id(step.value), step.target)] = apply_plan(step.plan, env[(id(step.value), step.source)])
             continue

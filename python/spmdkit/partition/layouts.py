@@ -3,6 +3,9 @@ rules' TensorDistAttr/DistTensorSpec (what infer_forward takes and returns), and
 planner's Layout (what the partitioner reasons with: per dim the axes, plus partial axes)."""
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from ..reshard import Layout, MeshSpec, ReshardError, as_layout, as_mesh
 from ..sharding import AxisRef, DimSharding, TensorSharding, to_process_mesh
 from .errors import PartitionError, value_name
@@ -114,6 +117,17 @@ class ProgramMesh:
             self._parent_of = {n: (p, pre, size) for p, pieces in (self.pieces or {}).items()
                                for n, pre, size in pieces}
         return self._parent_of
+
+
+def itemsize(value) -> int:
+    """Bytes per element of an IR value (i1/pred counts one byte, as XLA stores it)."""
+    return _itemsize(value.type.dtype)
+
+
+@lru_cache(maxsize=None)
+def _itemsize(dtype: str) -> int:
+    m = re.search(r"(\d+)$", dtype)
+    return max(1, int(m.group(1)) // 8) if m else 4
 
 
 def replicated(rank: int) -> Layout:

@@ -13,9 +13,7 @@ block partitioned by a nested _Partitioner that shares this one's table of avail
 from __future__ import annotations
 
 import math
-import re
 from contextlib import contextmanager
-from functools import lru_cache
 
 from .. import _core
 from ..ir.core import TERMINATORS, paused_gc
@@ -25,8 +23,9 @@ from .choice import choose_layouts
 from .control_flow import CONTROL_FLOW_OPS, partition_control_flow
 from .errors import PartitionError, value_name
 from .fine_mesh import SubAxisFound
-from .layouts import ProgramMesh, layout_of_sharding, layout_of_value, replicated, to_sharding
+from .layouts import ProgramMesh, itemsize, layout_of_sharding, layout_of_value, replicated, to_sharding
 from .localize import LOCALIZERS, localize
+from .manual import MANUAL_OPS, partition_manual
 from .plan import LocalBlock, LocalOp, PartitionedProgram, Reshard
 from .regions import Regions
 from .rules import CALL_OPS, IDENTITY_OPS, SOURCE_OPS, op_layouts, signature_of
@@ -42,17 +41,6 @@ UPDATE_OPS = frozenset({"jax.dynamic_update_slice"})
 PARTIAL_KEEPING_OPS = SUM_OPS | LINEAR_OPS | UPDATE_OPS  # the ops keep_sums_partial looks at
 # ops partition_op places by a path of their own, not by their rule (never looked up in pm.outcomes)
 _OWN_PATH_OPS = SOURCE_OPS | IDENTITY_OPS
-
-
-def itemsize(value) -> int:
-    """Bytes per element of an IR value (i1/pred counts one byte, as XLA stores it)."""
-    return _itemsize(value.type.dtype)
-
-
-@lru_cache(maxsize=None)
-def _itemsize(dtype: str) -> int:
-    m = re.search(r"(\d+)$", dtype)
-    return max(1, int(m.group(1)) // 8) if m else 4
 
 
 def check_function(fn, control_flow: bool = False, other_regions: bool = False, tops=None) -> None:
@@ -79,7 +67,7 @@ def check_function(fn, control_flow: bool = False, other_regions: bool = False, 
                 raise PartitionError("control flow is partitioned from propagated or searched shardings "
                                      "(spmdkit.propagate, strategy='propagate' or 'auto'); completion handles flat "
                                      "functions only", op=op.name)
-            if op.regions and op.name not in CONTROL_FLOW_OPS and not other_regions:
+            if op.regions and op.name not in CONTROL_FLOW_OPS and op.name not in MANUAL_OPS and not other_regions:
                 raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
                                      f"partitioned", op=op.name)
 
@@ -183,7 +171,9 @@ class _Partitioner:
             op = ops[i]
             if op.name in TERMINATORS:
                 return op
-            if op.regions:
+            if op.name in MANUAL_OPS:
+                self.steps.append(partition_manual(self, op))
+            elif op.regions:
                 self.steps.append(partition_control_flow(self, op))
             else:
                 self.partition_op(op)

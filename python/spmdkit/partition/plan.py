@@ -1,5 +1,6 @@
 """The partitioned program: a list of local steps (an op on local shapes, a reshard of one value
-between two layouts, or a while/case whose regions are partitioned blocks of such steps), the
+between two layouts, a while/case whose regions are partitioned blocks of such steps, or a
+shard_map's body run as written), the
 layouts of the function's arguments and results, and a summary of the collectives it runs."""
 from __future__ import annotations
 
@@ -57,25 +58,45 @@ class LocalControlFlow:
         return self.op.name == "stablehlo.while"
 
 
-Step = Union[LocalOp, Reshard, LocalControlFlow]
+@dataclass
+class LocalManual:
+    """An `sdy.manual_computation` (a shard_map in the step) run as written (manual.py): operands
+    in `operand_layouts` (its in_shardings), its body `block` on those local shards, results in
+    `result_layouts`. `collectives`: the body's own, (kind, axes, bytes one device receives,
+    modeled us, times per call), counted in the summary beside the reshards."""
+    op: Any
+    operand_layouts: list[Layout]
+    result_layouts: list[Layout]
+    block: LocalBlock
+    collectives: list = field(default_factory=list)
 
 
-def weighted_reshards(steps, weight: float = 1.0):
+Step = Union[LocalOp, Reshard, LocalControlFlow, LocalManual]
+
+
+def weighted_reshards(steps, weight: float = 1.0, manual: bool = False):
     """(reshard, times it runs per call) of every reshard in `steps`, nested blocks included: a
     loop body's weight is its trip count (1 when unknown), its condition's one more; of a case's
-    branches the one moving the most bytes counts (one of them runs)."""
+    branches the one moving the most bytes counts (one of them runs). With `manual`, also
+    (LocalManual, times) of every manual computation (its collectives are the user's)."""
     for s in steps:
-        if isinstance(s, Reshard):
+        if isinstance(s, Reshard) or (manual and isinstance(s, LocalManual)):
             yield s, weight
         elif isinstance(s, LocalControlFlow):
             if s.is_while:
                 n = s.trip_count if s.trip_count is not None else 1
                 cond, body = s.blocks
-                yield from weighted_reshards(cond.steps, weight * (n + 1))
-                yield from weighted_reshards(body.steps, weight * n)
+                yield from weighted_reshards(cond.steps, weight * (n + 1), manual)
+                yield from weighted_reshards(body.steps, weight * n, manual)
             elif s.blocks:
-                branches = [list(weighted_reshards(b.steps, weight)) for b in s.blocks]
-                yield from max(branches, key=lambda rs: sum(r.plan.bytes * w for r, w in rs))
+                branches = [list(weighted_reshards(b.steps, weight, manual)) for b in s.blocks]
+                yield from max(branches, key=lambda rs: sum(_bytes_of(r) * w for r, w in rs))
+
+
+def _bytes_of(step) -> float:
+    if isinstance(step, LocalManual):
+        return sum(c[2] * c[4] for c in step.collectives)
+    return step.plan.bytes
 
 
 @dataclass
@@ -120,7 +141,13 @@ class PartitionedProgram:
         (weighted_reshards); `reshards` counts the reshard steps in the program."""
         counts = dict.fromkeys(COLLECTIVE_KINDS, 0)
         nbytes = cost = 0.0
-        for r, w in weighted_reshards(self.steps):
+        for r, w in weighted_reshards(self.steps, manual=True):
+            if isinstance(r, LocalManual):  # the user's collectives in a shard_map body
+                for kind, _, b, us, times in r.collectives:
+                    counts[kind] += int(round(times * w))
+                    nbytes += b * times * w
+                    cost += us * times * w
+                continue
             for kind, n in r.plan.collective_counts().items():
                 counts[kind] += int(round(n * w))
             nbytes += r.plan.bytes * w
