@@ -1,7 +1,8 @@
 """Steps holding a `jax.shard_map` (an sdy.manual_computation in the program) trained with
 spmdkit.distributed.parallelize on 8 virtual CPU devices (a 2x4 mesh, dp x mp), against one
 device: a row-parallel matmul reduced with psum (check_vma on and off), an all_to_all between
-two splits, and the row-parallel shard_map inside a scan. Strategies propagate and auto. Prints
+two splits, the row-parallel shard_map inside a scan, a scan inside the shard_map (a psum per
+step), and a collective matmul (ppermute in a fori_loop). Strategies propagate and auto. Prints
 one JSON line per (case, strategy): the largest difference from jax.jit over 2 SGD steps (new
 params, loss), the plan's collectives and bytes, and the compiled program's. Started by
 test_partition_manual.py in a fresh process."""
@@ -40,6 +41,24 @@ def _inner(case, jm):
     if case == "all_to_all":
         return lambda h, w: jax.shard_map(_a2a, mesh=jm, in_specs=P("dp", None, "mp"), out_specs=P("dp", "mp", None))(
             h.reshape(h.shape[0], 4, 8)).reshape(h.shape[0], 32) @ w
+    if case == "scan_inside":  # a psum per step of a scan in the body (check_vma: the carry made varying)
+        def body_fn(h, w):
+            def body(c, _):
+                return c + jax.lax.psum(h @ w, "mp"), None
+            init = jax.lax.pcast(jnp.zeros((h.shape[0], w.shape[1])), ("dp",), to="varying")
+            return jax.lax.scan(body, init, None, length=3)[0]
+        return lambda h, w: jax.shard_map(body_fn, mesh=jm, **row)(h, w)
+    if case == "collective_matmul":  # w's row blocks passed around mp with ppermute, one matmul per block
+        def ring(h, w):
+            n, idx = 4, jax.lax.axis_index("mp")
+
+            def body(i, carry):
+                acc, wb = carry
+                blk = jax.lax.dynamic_slice_in_dim(h, ((idx - i) % n) * wb.shape[0], wb.shape[0], axis=1)
+                return acc + blk @ wb, jax.lax.ppermute(wb, "mp", [(j, (j + 1) % n) for j in range(n)])
+            return jax.lax.fori_loop(0, n, body, (jnp.zeros((h.shape[0], w.shape[1])), w))[0]
+        return lambda h, w: jax.shard_map(ring, mesh=jm, in_specs=(P("dp", None), P("mp", None)),
+                                          out_specs=P("dp", None), check_vma=False)(h, w)
     if case == "in_scan":
         def f(h, w):
             def body(c, _):

@@ -126,16 +126,23 @@ def test_completion_refuses_control_flow_naming_the_op():
 
 
 def test_other_region_ops_raise_naming_the_op():
-    from spmdkit.ir import import_jax
-    from spmdkit.sharding import Mesh
-    mesh = jax.sharding.AbstractMesh((2,), ("x",))
-    f = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=jax.sharding.PartitionSpec("x"),
-                      out_specs=jax.sharding.PartitionSpec("x"))
-    program = import_jax(f, np.zeros((4,), np.float32), inline_calls=True)
-    program.meshes = {"mesh": Mesh([("x", 2)])}
-    with pytest.raises(PartitionError) as e:
+    # a sort's comparator is a region the partitioner does not run (a shard_map's body it does:
+    # test_partition_manual.py)
+    from spmdkit.ir import parse
+    program = parse("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<4xf32> {
+  %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+""")
+    with pytest.raises(PartitionError, match="ops with regions other than") as e:
         partition(program)
-    assert e.value.op == "sdy.manual_computation"
+    assert e.value.op == "stablehlo.sort"
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ resharded to its in_specs, its body run as written, its results defined in its o
 
 In a child process with 8 virtual devices (manual_worker.py, 2x4 mesh), under propagate and auto:
 a row-parallel matmul reduced with the user's psum (check_vma on and off), an all_to_all between
-two splits, and that shard_map inside a scan train equal to one device (2 SGD steps); outside
+two splits, that shard_map inside a scan, a scan (psum per step) inside it, and a collective
+matmul (ppermute in a fori_loop) train equal to one device (2 SGD steps); outside
 loops, the plan's collectives (ours and the user's, counted by the same ring formulas) are the
 compiled program's, kind for kind and byte for byte. Here (no devices): a shard_map manual over
 some axes only is refused naming the op."""
@@ -19,7 +20,7 @@ from spmdkit.ir import parse
 from spmdkit.partition import PartitionError, partition
 
 HERE = Path(__file__).parent
-CASES = ["rowpar", "rowpar_unchecked", "all_to_all", "in_scan"]
+CASES = ["rowpar", "rowpar_unchecked", "all_to_all", "in_scan", "scan_inside", "collective_matmul"]
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "PropagationGraph"), reason="this build has no propagation engine")
 

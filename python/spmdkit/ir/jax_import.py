@@ -267,10 +267,39 @@ class _Importer:
         return block.append(op).results
 
     def scan(self, block, eqn, operands, here) -> list[Value]:
-        """A scan as JAX would run it: a while loop over an index that slices the scanned inputs and
-        writes the stacked outputs. JAX traces that loop (so every op has its exact params), and
-        the traced jaxpr is imported in place of the equation."""
-        return self.inline_jaxpr(block, _scan_as_while(eqn), operands, here + " (as while)")
+        """A scan as JAX runs it: a while loop over an index i that slices the scanned inputs at i
+        (length - 1 - i when reversed) and writes the stacked outputs there. The loop's own ops
+        (the index, the slices, the writes) come from small jaxprs JAX traces of them alone, so
+        every op has its exact params; the scan's body is imported from its own jaxpr, never
+        traced again, so a body holding collectives inside a shard_map (whose axis names are bound
+        only there) imports too."""
+        p = eqn.params
+        jaxpr, consts = _open(p["jaxpr"])
+        nc, nk, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+        outer, init, xs = operands[:nc], operands[nc:nc + nk], operands[nc + nk:]
+        y_specs = tuple((tuple(v.aval.shape), v.aval.dtype) for v in jaxpr.outvars[nk:])
+        x_specs = tuple((tuple(v.aval.shape), v.aval.dtype) for v in eqn.invars[nc + nk:])
+        start = self.inline_jaxpr(block, _scan_start(length, y_specs), [], here + " (start)")  # i = 0, empty stacks
+        carried = [start[0], *init, *start[1:]]
+        types = [v.type for v in carried]
+        cond = Block()
+        i = cond.add_arg(types[0])
+        for t in types[1:]:
+            cond.add_arg(t)
+        cond.append(Op.create("stablehlo.return", self.inline_jaxpr(cond, _scan_cond(length), [i], here + " (cond)"), []))
+        body = Block()
+        args = [body.add_arg(t) for t in types]
+        i, carry, stacks = args[0], args[1:1 + nk], args[1 + nk:]
+        index, *x = self.inline_jaxpr(body, _scan_slices(length, reverse, x_specs), [i, *xs], here + " (slices)")
+        env = dict(zip(jaxpr.invars, [*outer, *carry, *x]))
+        self._bind_consts(body, jaxpr.constvars, consts, env)
+        self.lower(body, jaxpr, env, here + " body")
+        outs = [self.read(body, env, v, here) for v in jaxpr.outvars]
+        after = self.inline_jaxpr(body, _scan_writes(length, y_specs), [i, index, *stacks, *outs[nk:]], here + " (writes)")
+        body.append(Op.create("stablehlo.return", [after[0], *outs[:nk], *after[1:]], []))
+        op = Op.create("stablehlo.while", carried, types, {}, [Region([cond]), Region([body])],
+                       location=_location(eqn, here))
+        return block.append(op).results[1:]  # the final carry, then the stacked outputs
 
     def inline_jaxpr(self, block, sub, operands, here) -> list[Value]:
         """The ops of closed jaxpr `sub` applied to `operands`, in place of an equation."""
@@ -448,35 +477,51 @@ def _attach_shardings(program: Program, main: Function, arg_shardings, result_sh
 
 
 # -- helpers -------------------------------------------------------------------------------------
-def _scan_as_while(eqn):
-    """The closed jaxpr of a scan equation rewritten as lax.while_loop (same values, any params)."""
+# -- a scan's loop, traced alone (Importer.scan) ------------------------------------------------
+@lru_cache(maxsize=256)
+def _scan_start(length: int, y_specs: tuple):
+    """() -> (index 0, an empty stack per output)."""
     import jax
-    import jax.extend.core as jex
+    import jax.numpy as jnp
+    return jax.make_jaxpr(lambda: (jnp.int32(0), *[jnp.zeros((length, *shape), dtype) for shape, dtype in y_specs]))()
+
+
+@lru_cache(maxsize=256)
+def _scan_cond(length: int):
+    """i -> i < length."""
+    import jax
+    import jax.numpy as jnp
+    return jax.make_jaxpr(lambda i: i < length)(jax.ShapeDtypeStruct((), jnp.int32))
+
+
+@lru_cache(maxsize=256)
+def _scan_slices(length: int, reverse: bool, x_specs: tuple):
+    """(i, *xs) -> (the index read, each scanned input's slice there)."""
+    import jax
     import jax.numpy as jnp
     from jax import lax
 
-    p = eqn.params
-    body = jex.jaxpr_as_fun(p["jaxpr"])
-    n_consts, n_carry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
-    y_avals = [v.aval for v in p["jaxpr"].jaxpr.outvars[n_carry:]]
+    def slices(i, *xs):
+        index = length - 1 - i if reverse else i
+        return (index, *[lax.dynamic_index_in_dim(a, index, keepdims=False) for a in xs])
+    return jax.make_jaxpr(slices)(jax.ShapeDtypeStruct((), jnp.int32),
+                                  *[jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in x_specs])
 
-    def run(*args):
-        consts, init, xs = args[:n_consts], args[n_consts:n_consts + n_carry], args[n_consts + n_carry:]
 
-        def step(state):
-            i, carry, ys = state
-            idx = length - 1 - i if reverse else i
-            x = [lax.dynamic_index_in_dim(a, idx, keepdims=False) for a in xs]
-            out = body(*consts, *carry, *x)
-            ys = [lax.dynamic_update_index_in_dim(acc, y, idx, 0) for acc, y in zip(ys, out[n_carry:])]
-            return i + 1, tuple(out[:n_carry]), ys
+@lru_cache(maxsize=256)
+def _scan_writes(length: int, y_specs: tuple):
+    """(i, index, *stacks, *outputs) -> (i + 1, each stack with its output written at index)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    n = len(y_specs)
 
-        ys0 = [jnp.zeros((length, *a.shape), a.dtype) for a in y_avals]
-        _, carry, ys = lax.while_loop(lambda s: s[0] < length, step, (jnp.int32(0), tuple(init), ys0))
-        return (*carry, *ys)
+    def writes(i, index, *rest):
+        return (i + 1, *[lax.dynamic_update_index_in_dim(acc, y, index, 0) for acc, y in zip(rest[:n], rest[n:])])
+    scalar = jax.ShapeDtypeStruct((), jnp.int32)
+    return jax.make_jaxpr(writes)(scalar, scalar, *[jax.ShapeDtypeStruct((length, *shape), dtype) for shape, dtype in y_specs],
+                                  *[jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in y_specs])
 
-    specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
-    return jax.make_jaxpr(run)(*specs)
 
 def _open(closed) -> tuple[Any, Sequence]:
     """(jaxpr, consts) of a ClosedJaxpr or a bare Jaxpr."""

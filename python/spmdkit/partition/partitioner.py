@@ -68,7 +68,7 @@ def check_function(fn, control_flow: bool = False, other_regions: bool = False, 
                                      "(spmdkit.propagate, strategy='propagate' or 'auto'); completion handles flat "
                                      "functions only", op=op.name)
             if op.regions and op.name not in CONTROL_FLOW_OPS and op.name not in MANUAL_OPS and not other_regions:
-                raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS))} are not "
+                raise PartitionError(f"ops with regions other than {', '.join(sorted(CONTROL_FLOW_OPS | MANUAL_OPS))} are not "
                                      f"partitioned", op=op.name)
 
 
