@@ -149,11 +149,23 @@ def test_the_solver_is_exact_through_loops_and_branches(kind, codes, pinned):
     assert total_cost(costs, sol.choice) == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
-def test_a_region_op_the_partitioner_cannot_run_is_refused_naming_it():
-    mesh = jax.sharding.AbstractMesh((2,), ("x",))
+def _shard_map_program(axis_names=None):
+    mesh = jax.sharding.AbstractMesh((2, 2), ("x", "y"))
     f = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=jax.sharding.PartitionSpec("x"),
-                      out_specs=jax.sharding.PartitionSpec("x"))
+                      out_specs=jax.sharding.PartitionSpec("x"), **({"axis_names": axis_names} if axis_names else {}))
     program = import_jax(f, np.zeros((4,), np.float32), inline_calls=True)
-    program.meshes = {"mesh": Mesh([("x", 2)])}
-    with pytest.raises(AutoShardingError, match="sdy.manual_computation"):
-        auto_shard(program, [False])
+    program.meshes = {"mesh": Mesh([("x", 2), ("y", 2)])}
+    return program
+
+
+def test_a_shard_map_keeps_its_in_and_out_specs():
+    # its body runs as written (partition/manual.py): one strategy, the user's in/out shardings
+    program = _shard_map_program()
+    auto_shard(program, [False])
+    (op,) = [o for o in program.main.body.ops if o.name == "sdy.manual_computation"]
+    assert [a.name for a in op.operands[0].sharding.dims[0].axes] == ["x"]
+
+
+def test_a_shard_map_manual_over_some_axes_is_refused_naming_it():
+    with pytest.raises(AutoShardingError, match=r"sdy.manual_computation.*manual over \['x'\] only"):
+        auto_shard(_shard_map_program({"x"}), [False])

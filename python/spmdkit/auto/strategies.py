@@ -200,7 +200,9 @@ def _manual_strategy(op, pm: ProgramMesh) -> Strategy:
     """The one strategy of an sdy.manual_computation: operands in its in_shardings, results in its
     out_shardings (its body runs as written: partition/manual.py)."""
     from ..partition.layouts import layout_of_sharding
+    from ..partition.manual import check_fully_manual
     try:
+        check_fully_manual(op, pm)
         return Strategy(tuple(layout_of_sharding(sh, v.type.rank, pm, f"operand {i}", v.type.shape)
                               for i, (sh, v) in enumerate(zip(op.attrs["in_shardings"], op.operands))),
                         tuple(layout_of_sharding(sh, v.type.rank, pm, f"result {i}", v.type.shape)

@@ -43,11 +43,7 @@ def partition_manual(part, op) -> LocalManual:
     """The local form of a manual computation in the block `part` (a partitioner._Partitioner)
     is partitioning; reshards of its operands go to `part`'s steps before it."""
     pm = part.pm
-    manual = list(op.attrs.get("manual_axes", ()))
-    free = [a for a in pm.user_mesh.axis_names if a not in manual and pm.user_mesh.axis_size(a) > 1]
-    if free:
-        raise PartitionError(f"a shard_map manual over {manual} only is not partitioned (its body would still be split "
-                             f"over {free}); make it manual over every mesh axis", op=op.name)
+    check_fully_manual(op, pm)
     if pm.pieces is not None:
         raise PartitionError("a shard_map inside the step is not partitioned together with shardings over sub-axes "
                              "(its collectives name whole mesh axes)", op=op.name)
@@ -70,6 +66,15 @@ def partition_manual(part, op) -> LocalManual:
     collectives = []
     _count_collectives(body, pm, part.cost, 1.0, collectives)
     return LocalManual(op, operands, results, block, collectives)
+
+
+def check_fully_manual(op, pm) -> None:
+    """PartitionError unless the computation is manual over every mesh axis (of size > 1)."""
+    manual = list(op.attrs.get("manual_axes", ()))
+    free = [a for a in pm.user_mesh.axis_names if a not in manual and pm.user_mesh.axis_size(a) > 1]
+    if free:
+        raise PartitionError(f"a shard_map manual over {manual} only is not partitioned (its body would still be split "
+                             f"over {free}); make it manual over every mesh axis", op=op.name)
 
 
 def as_is(block) -> LocalBlock:
