@@ -114,6 +114,24 @@ def optax_case() -> dict:
     return {"case": "optax", **row}
 
 
+def guarded_case() -> dict:
+    """optax.apply_if_finite: the update is kept only when jnp.all(isfinite(grads)), a logical and
+    over gradients that come split or partial (a partial `all`, reduced with a min all-reduce)."""
+    import optax
+    params = {"w1": 0.3 * jax.random.normal(jax.random.PRNGKey(5), (8, 16)), "w2": jnp.zeros((16, 4))}
+    opt = optax.apply_if_finite(optax.adam(1e-2), max_consecutive_errors=3)
+    state = opt.init(params)
+
+    def step(p, s, x, y):
+        value, grads = jax.value_and_grad(lambda p: jnp.mean((jnp.tanh(x @ p["w1"]) @ p["w2"] - y) ** 2))(p)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, value, grads
+    x, y = _data(6)
+    row = run(step, (params, state, x, y), ({"w1": COL, "w2": ROW}, None, BATCH, BATCH),
+              lambda a, o: (o[0], o[1], a[2], a[3]))
+    return {"case": "guarded", **row}
+
+
 def nnx_case() -> dict:
     from flax import nnx
 
@@ -189,7 +207,7 @@ def keys_case() -> dict:
 
 
 CASES = {"lists": lists_case, "optax": optax_case, "flax_nnx": nnx_case, "flax_linen": linen_case,
-         "equinox": equinox_case, "keys": keys_case}
+         "equinox": equinox_case, "keys": keys_case, "guarded": guarded_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
 R = Replicate()
 COL, ROW = [R, Shard(1)], [R, Shard(0)]
-CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox", "keys"]
+CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox", "keys", "guarded"]
 # leaves the prefixes must have placed (label -> placements), per case
 EXPECTED = {
     "lists": {"args[0]['layers'][0]['w']": COL, "args[0]['layers'][0]['b']": ROW, "args[0]['layers'][1]['b']": [R, R],
@@ -33,6 +33,7 @@ EXPECTED = {
     "flax_linen": {"args[0]['params']['Dense_0']['kernel']": COL, "args[0]['params']['Dense_1']['bias']": [R, R]},
     "equinox": {"args[0].layers[0].weight": ROW, "args[0].layers[1].weight": COL, "args[0].layers[0].bias": [R, R]},
     "keys": {"args[3]": [R, R], "args[4]": [Shard(0), R]},  # typed PRNG keys: placed as key arrays
+    "guarded": {"args[0]['w1']": COL},  # optax.apply_if_finite: a partial logical and
 }
 
 

@@ -1,5 +1,5 @@
 """Runs reshard plans with real XLA collectives on 8 virtual CPU devices; prints one JSON line per
-case. Arguments: N_RANDOM SEED [check_vma | cross | grad]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
+case. Arguments: N_RANDOM SEED [check_vma | cross | grad | logical]. Started by test_reshard_jax.py in a fresh process, because XLA_FLAGS must be set before JAX
 starts (other test modules in the same pytest process also import JAX)."""
 import json
 import os
@@ -19,7 +19,9 @@ from spmdkit.reshard.hlo_collectives import collective_bytes, count_collectives 
 # bandwidth only: the plan with the fewest bytes, to compare with XLA's byte count
 BYTES_ONLY = CostModel.make(intra=AxisLink(0.0, 87.7), inter=AxisLink(0.0, 87.7))
 
-REDUCE = {"sum": np.sum, "avg": np.mean, "max": np.max, "min": np.min}
+REDUCE = {"sum": np.sum, "avg": np.mean, "max": np.max, "min": np.min,
+          "all": np.bitwise_and.reduce, "any": np.bitwise_or.reduce}
+LOGICAL = ("all", "any")  # run on booleans (jnp.all / jnp.any of split or partial flags)
 
 MESHES = {"2x2": "x=2,y=2", "2x4": "x=2,y=4", "2x2x2": "x=2,y=2,z=2"}
 
@@ -57,8 +59,10 @@ def random_layout(rng, mesh, rank, reduce):
     return Layout.make(mesh, dims, partial, reduce)
 
 
-def cases(n_random, seed):
-    for key, shape, a, b in FIXED:
+def cases(n_random, seed, logical=False):
+    """The fixed cases, then `n_random` random ones; `logical`: random ones only, partial over
+    and (`all`) or or (`any`), run on booleans."""
+    for key, shape, a, b in () if logical else FIXED:
         mesh = MeshSpec.make(MESHES[key])
         yield key, shape, parse_layout(a, mesh), parse_layout(b, mesh)
     rng = random.Random(seed)
@@ -66,9 +70,10 @@ def cases(n_random, seed):
         key = rng.choice(sorted(MESHES))
         mesh = MeshSpec.make(MESHES[key])
         rank = rng.randint(1, 3)
-        reduce = rng.choice(["sum", "avg", "max", "min"])
+        reduce = rng.choice(LOGICAL if logical else ["sum", "avg", "max", "min"])
         shape = tuple(8 * rng.randint(1, 2) for _ in range(rank))
-        yield key, shape, random_layout(rng, mesh, rank, reduce), random_layout(rng, mesh, rank, rng.choice([reduce, "sum"]))
+        target_reduce = reduce if logical else rng.choice([reduce, "sum"])
+        yield key, shape, random_layout(rng, mesh, rank, reduce), random_layout(rng, mesh, rank, target_reduce)
 
 
 def check_values(plan, jmesh, y, contributions, names):
@@ -102,13 +107,16 @@ def main():
     jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
                "2x4": jax.make_mesh((2, 4), ("x", "y"), axis_types=(auto,) * 2),
                "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(auto,) * 3)}
-    for key, shape, src, tgt in cases(n_random, seed):
+    for key, shape, src, tgt in cases(n_random, seed, logical=mode == "logical"):
         jm = jmeshes[key]
-        plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=4,
+        logical = src.reduce in LOGICAL or tgt.reduce in LOGICAL
+        plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=1 if logical else 4,
                             sub_axes=False if cross else None)
         npart = int(np.prod([plan.mesh.size(a) for a in plan.source.partial]))
         rng = np.random.default_rng(len(plan.steps))
-        data = rng.integers(-8, 9, size=((npart,) if src.partial else ()) + shape).astype(np.float32)
+        size = ((npart,) if src.partial else ()) + shape
+        data = rng.integers(0, 2, size=size).astype(bool) if logical else \
+            rng.integers(-8, 9, size=size).astype(np.float32)
         # the plan may use sub-axes: the same devices, finer axes
         fm = factor_mesh(jm, plan_reshard(plan.user_mesh, shape, src, tgt, sub_axes=True) if cross else plan)
         names = axis_names_on(plan, fm)
@@ -124,7 +132,7 @@ def main():
             w = rng.normal(size=shape).astype(np.float32)
             g = jax.grad(lambda v: jax.numpy.sum(f(v) * w))(x)
             row["grad_ok"] = bool(np.allclose(np.asarray(g), w, atol=1e-5))
-        if not src.partial and not tgt.partial and not mode:  # XLA's own partitioner, same reshard
+        if not src.partial and not tgt.partial and mode in ("", "logical"):  # XLA's own partitioner, same reshard
             auto = jax.jit(lambda v: v, out_shardings=NamedSharding(jm, partition_spec(tgt)))
             ahlo = auto.lower(jax.device_put(data, NamedSharding(jm, partition_spec(src)))).compile().as_text()
             row["xla_auto_bytes"] = collective_bytes(ahlo)

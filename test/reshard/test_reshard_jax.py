@@ -85,3 +85,13 @@ def test_whole_axis_plans_run_on_a_finer_mesh():
     assert len(rows) == 18 + 6
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows)
     assert not any(":(" in step for r in rows for step in r["steps"])
+
+
+def test_logical_partials_run_on_booleans():
+    """A partial `all` / `any` (jnp.all / jnp.any of a split or partial value: optax's
+    apply_if_finite) is reduced with a min / max all-reduce of the booleans, as planned."""
+    rows = _run_worker("10", "17", "logical")
+    assert len(rows) == 10
+    assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows), rows
+    assert all(abs(r["plan_bytes"] - r["compiled_bytes"]) < 1e-6 for r in rows), rows
+    assert any("all_reduce" in step for r in rows for step in r["steps"])

@@ -35,7 +35,7 @@ def layouts(draw, mesh, rank, partial_ok=True, reduce=None):
             partial.append(a)
         elif choice >= 0:
             dims[choice].append(a)
-    red = reduce or draw(st.sampled_from(["sum", "avg", "max", "min"]))
+    red = reduce or draw(st.sampled_from(["sum", "avg", "max", "min", "all", "any"]))
     return Layout.make(mesh, dims, partial, red)
 
 
@@ -45,7 +45,7 @@ def requests(draw, max_axes=3, max_rank=3):
     times a small factor, so some intermediate layouts do not divide (uneven) and are avoided."""
     mesh = draw(meshes(max_axes))
     rank = draw(st.integers(1, max_rank))
-    reduce = draw(st.sampled_from(["sum", "avg", "max", "min"]))
+    reduce = draw(st.sampled_from(["sum", "avg", "max", "min", "all", "any"]))
     src = draw(layouts(mesh, rank, reduce=reduce))
     tgt = draw(layouts(mesh, rank, reduce=draw(st.sampled_from([reduce, "sum", "max"]))))
     shape = []
@@ -152,7 +152,7 @@ def test_idle_axis_lowers_bytes_of_partial_to_replicate():
     prove_plan(plan)
 
 
-@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("reduce", ["max", "min", "all", "any"])
 def test_partial_max_min_never_reduce_scatter(reduce):
     plan = plan_reshard(MESH, (8, 8), L(MESH, [(), ()], ("x",), reduce), L(MESH, [("x",), ()]))
     assert "reduce_scatter" not in kinds(plan) and "all_reduce" in kinds(plan)

@@ -96,6 +96,8 @@ def apply_plan(plan: Plan, x, mesh=None):
             if reduce in ("sum", "avg"):
                 x = jax.lax.psum(x, a)
                 x = _divided(x, n) if reduce == "avg" else x
+            elif reduce in ("all", "any"):
+                x = _logical_all_reduce(x, a, reduce)
             else:
                 x = (jax.lax.pmax if reduce == "max" else jax.lax.pmin)(x, a)
         elif s.kind == "all_to_all":
@@ -117,6 +119,17 @@ def apply_plan(plan: Plan, x, mesh=None):
         else:
             raise ReshardError(f"unknown step kind '{s.kind}'")
     return x
+
+
+def _logical_all_reduce(x, axes, reduce: str):
+    """The and (`all`) / or (`any`) of every device's part: of booleans, their min / max (one
+    all-reduce); of integers (reduce_and/or are bitwise there), of all parts gathered."""
+    import jax
+    from jax import lax
+    if x.dtype == np.bool_:
+        return (jax.lax.pmin if reduce == "all" else jax.lax.pmax)(x, axes)
+    parts = jax.lax.all_gather(x, axes, axis=0, tiled=False, to="invarying")
+    return (lax.reduce_and_p if reduce == "all" else lax.reduce_or_p).bind(parts, axes=(0,))
 
 
 # The steps bind lax primitives on tracers, never jnp operators: each of those is a jitted call

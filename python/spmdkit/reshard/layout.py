@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-REDUCE_TYPES = ("sum", "avg", "max", "min")
+REDUCE_TYPES = ("sum", "avg", "max", "min", "all", "any")  # all/any: a logical (bitwise) and/or of the parts
 _SUB_AXIS = re.compile(r"^(.+):\((\d+)\)(\d+)$")   # x:(m)k, Shardy's "x":(m)k
 
 

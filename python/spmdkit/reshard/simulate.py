@@ -15,7 +15,8 @@ import numpy as np
 from .layout import Layout, MeshSpec
 from .planner import Plan
 
-_REDUCE = {"sum": np.sum, "avg": np.mean, "max": np.max, "min": np.min}
+_REDUCE = {"sum": np.sum, "avg": np.mean, "max": np.max, "min": np.min,
+           "all": np.bitwise_and.reduce, "any": np.bitwise_or.reduce}
 
 
 class PlanMismatch(AssertionError):
@@ -49,7 +50,10 @@ def _group(mesh: MeshSpec, dev: int, axes) -> list[int]:
 def source_locals(mesh: MeshSpec, layout: Layout, shape, rng: np.random.Generator):
     """(per-device local arrays, the true global value) for a random tensor laid out as `layout`."""
     parts = list(itertools.product(*(range(mesh.size(a)) for a in layout.partial)))
-    contributions = {p: rng.integers(-8, 9, size=shape).astype(np.float64) for p in parts}
+    if layout.reduce in ("all", "any"):  # a logical and/or: integers, reduced bitwise
+        contributions = {p: rng.integers(0, 16, size=shape) for p in parts}
+    else:
+        contributions = {p: rng.integers(-8, 9, size=shape).astype(np.float64) for p in parts}
     if layout.partial:
         value = _REDUCE[layout.reduce](np.stack([contributions[p] for p in parts]), axis=0)
     else:
