@@ -163,7 +163,7 @@ def _check_when(spec: OpSpec) -> None:
 
 
 _DIM_TRANS_BUILDERS = {"reshape": ["int64[]"], "flatten": ["int", "int"], "squeeze": ["int64[]"], "unsqueeze": ["int64[]"],
-                       "exact_reshape": ["int64[]"]}
+                       "exact_reshape": ["int64[]"], "jax_reshape": ["int64[]", "int64[]"]}
 
 
 def _check_dim_trans(spec: OpSpec) -> None:

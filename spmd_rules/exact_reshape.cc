@@ -24,4 +24,29 @@ DimTransList exact_reshape_reverse_trans(const std::string& op, const DistMetaTe
   return reshape_dim_trans(exact_reshape_target(op, x, shape), x.shape);
 }
 
+// jax.reshape's `dimensions` transposes the input first; the DimTrans engine does not, so only an
+// empty or in-order list is taken (import_jax writes a transposing reshape as a transpose and a
+// plain reshape): anything else would be read as a plain reshape, a wrong answer.
+static void check_no_transpose(const std::string& op, const std::vector<int64_t>& dimensions) {
+  for (std::size_t i = 0; i < dimensions.size(); ++i) {
+    if (dimensions[i] == static_cast<int64_t>(i)) continue;
+    std::string text;
+    for (int64_t d : dimensions) text += (text.empty() ? "" : ", ") + std::to_string(d);
+    throw ValueError(op + ": attribute 'dimensions' = [" + text + "] transposes before reshaping, which this rule "
+                     "does not take; give the transpose as its own op (jax.transpose) and 'dimensions' empty");
+  }
+}
+
+Shape jax_reshape_target(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& new_sizes,
+                         const std::vector<int64_t>& dimensions) {
+  check_no_transpose(op, dimensions);
+  return exact_reshape_target(op, x, new_sizes);
+}
+
+DimTransList jax_reshape_reverse_trans(const std::string& op, const DistMetaTensor& x,
+                                       const std::vector<int64_t>& new_sizes, const std::vector<int64_t>& dimensions) {
+  check_no_transpose(op, dimensions);
+  return exact_reshape_reverse_trans(op, x, new_sizes);
+}
+
 }  // namespace spmd

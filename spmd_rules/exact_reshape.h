@@ -12,4 +12,10 @@ namespace spmd {
 Shape exact_reshape_target(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& shape);
 DimTransList exact_reshape_reverse_trans(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& shape);
 
+// jax.reshape: exact_reshape with `dimensions` (a transpose first) required empty or in order.
+Shape jax_reshape_target(const std::string& op, const DistMetaTensor& x, const std::vector<int64_t>& new_sizes,
+                         const std::vector<int64_t>& dimensions);
+DimTransList jax_reshape_reverse_trans(const std::string& op, const DistMetaTensor& x,
+                                       const std::vector<int64_t>& new_sizes, const std::vector<int64_t>& dimensions);
+
 }  // namespace spmd

@@ -92,3 +92,15 @@ def test_a_co_split_dim_cut_into_parts_keeps_its_split_across_the_parts(spec, da
     # heads of 4 over (a, b), |a| = |b| = 2, cut into 2 groups of 2: one mesh dim per part
     if sizes == (2, 2) and parts[:2] == [2, 2] and len(parts) == 2:
         assert in_mm[1] == order and out_mm[1:] == [[order[0]], [order[1]]]
+
+
+def test_jax_reshape_refuses_a_transposing_dimensions(mesh2d, spec):
+    # lax.reshape's `dimensions` transposes first; read as a plain reshape it would be a wrong
+    # answer, so the rule refuses it (import_jax writes the transpose as its own op)
+    rule = core.get_phi_spmd_rule("jax.reshape")
+    x = spec(mesh2d, [8, 16], [0, 1])
+    assert rule.infer_forward(x, [16, 8], [0, 1])[0][0].dims_mapping == rule.infer_forward(x, [16, 8], [])[0][0].dims_mapping
+    for call in (lambda: rule.infer_forward(x, [16, 8], [1, 0]),
+                 lambda: rule.infer_backward(x, spec(mesh2d, [16, 8], [0, -1]), [16, 8], [1, 0])):
+        with pytest.raises(ValueError, match=r"jax.reshape: attribute 'dimensions' = \[1, 0\] transposes"):
+            call()

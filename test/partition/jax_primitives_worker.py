@@ -45,6 +45,12 @@ def pooling_grad(x):
                     + jnp.tanh(nn.max_pool(x, (3, 3), padding="SAME")).sum())(x)
 
 
+def products(x):
+    # jnp.prod over a split dim, and its gradient: JAX reduces by a tree of halves whose reshape
+    # transposes first (lax.reshape's `dimensions`), imported as a transpose and a plain reshape
+    return jnp.prod(1.0 + 0.01 * x, axis=1) + jax.grad(lambda x: jnp.prod(1.0 + 0.01 * x, axis=1).sum())(x).sum(0)
+
+
 def run(fn, args, shardings, data_args, propagated=False):
     """`propagated`: partition from what propagation infers (the factor tables of every op), not
     from the arguments' annotations alone."""
@@ -72,6 +78,7 @@ def main():
                                                (x, idx, jax.random.key_data(key)), propagated)
         out["pooling_grad" + suffix] = run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'],
                                            (img,), propagated)
+        out["products" + suffix] = run(products, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,), propagated)
         out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
                                                  (x,), propagated)
     print(json.dumps(out))

@@ -158,6 +158,12 @@ class _Importer:
                 results = self.sharding_constraint(block, eqn, operands, result_types, here)
             elif touches_keys(eqn):  # PRNG keys: their uint32 data and the ops JAX lowers to
                 results = self.inline_jaxpr(block, physical_jaxpr(eqn), operands, here + " (on key data)")
+            elif prim == "reshape" and _transposes(eqn.params.get("dimensions")):
+                # lax.reshape's `dimensions` transposes first (jnp.prod's reduction tree sets it):
+                # imported as the transpose and a plain reshape, whose rules each say what they do
+                results = self.inline_jaxpr(block, _transpose_then_reshape(
+                    tuple(eqn.invars[0].aval.shape), eqn.invars[0].aval.dtype, tuple(eqn.params["dimensions"]),
+                    tuple(eqn.params["new_sizes"])), operands, here + " (transpose, reshape)")
             else:
                 results = self.rule_op(block, eqn, operands, result_types, here)
             for var, value in zip(eqn.outvars, results):
@@ -477,6 +483,18 @@ def _attach_shardings(program: Program, main: Function, arg_shardings, result_sh
 
 
 # -- helpers -------------------------------------------------------------------------------------
+def _transposes(dimensions) -> bool:
+    return dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions)))
+
+
+@lru_cache(maxsize=256)
+def _transpose_then_reshape(shape: tuple, dtype, dimensions: tuple, new_sizes: tuple):
+    import jax
+    from jax import lax
+    return jax.make_jaxpr(lambda x: lax.reshape(lax.transpose(x, dimensions), new_sizes))(
+        jax.ShapeDtypeStruct(shape, dtype))
+
+
 # -- a scan's loop, traced alone (Importer.scan) ------------------------------------------------
 @lru_cache(maxsize=256)
 def _scan_start(length: int, y_specs: tuple):

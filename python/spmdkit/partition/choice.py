@@ -21,25 +21,10 @@ The cheapest wins; a candidate the rule refuses is skipped.
 """
 from __future__ import annotations
 
-from ..reshard import Layout
 from . import split_gather
 from .errors import PartitionError
-from .layouts import ProgramMesh, layout_of_value
+from .layouts import ProgramMesh, layout_of_value, without_axes
 from .rules import op_layouts, signature_of
-
-
-def _without(layout: Layout, axes: set, pm: ProgramMesh) -> Layout:
-    """`layout` with `axes` gathered away (dims keep their other axes, major ones first)."""
-    dims = []
-    for d in layout.dims:
-        keep = []
-        for a in d:  # a dim can only lose a minor-most run: stop at the first dropped axis
-            if a in axes:
-                break
-            keep.append(a)
-        dims.append(tuple(keep))
-    partial = tuple(a for a in layout.partial if a not in axes)
-    return Layout.make(pm.spec, dims, partial, layout.reduce if partial else None)
 
 
 def candidates(op, desired: dict, versions: dict, pm: ProgramMesh):
@@ -68,7 +53,7 @@ def candidates(op, desired: dict, versions: dict, pm: ProgramMesh):
                     others |= available[id(w)].used_axes()
             mine = available[id(v)].used_axes() & others
             if mine:
-                c = {**available, id(v): _without(available[id(v)], mine, pm)}
+                c = {**available, id(v): without_axes(available[id(v)], mine, pm)}
                 if fresh(c):
                     yield c
 

@@ -134,6 +134,20 @@ def replicated(rank: int) -> Layout:
     return Layout(tuple(() for _ in range(rank)), (), None)
 
 
+def without_axes(layout: Layout, axes: set, pm: ProgramMesh) -> Layout:
+    """`layout` with `axes` gathered away (dims keep their other axes, major ones first)."""
+    dims = []
+    for d in layout.dims:
+        keep = []
+        for a in d:  # a dim can only lose a minor-most run: stop at the first dropped axis
+            if a in axes:
+                break
+            keep.append(a)
+        dims.append(tuple(keep))
+    partial = tuple(a for a in layout.partial if a not in axes)
+    return Layout.make(pm.spec, dims, partial, layout.reduce if partial else None)
+
+
 def layout_of_value(value, pm: ProgramMesh) -> Layout:
     """The value's annotated sharding as a Layout (replicated when it has none)."""
     sharding, shape = value.sharding, value.type.shape

@@ -13,7 +13,8 @@ from ..ir.core import frozen_attr, op_signature
 from ..ir.bind_jax import bind as bind_jax
 from ..ir.bind_stablehlo import bind as bind_decoded
 from .errors import PartitionError
-from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec
+from ..reshard import REDUCE_TYPES
+from .layouts import ProgramMesh, from_dist_attr, replicated, to_spec, without_axes
 
 # ops with no operands whose result every device can compute whole; a consumer that needs it
 # split slices it locally (a free reshard step)
@@ -137,7 +138,7 @@ def op_layouts(op, desired: dict, pm: ProgramMesh):
     return list(hit[0]), list(hit[1])
 
 
-def _op_layouts(op, desired: dict, pm: ProgramMesh):
+def _op_layouts(op, desired: dict, pm: ProgramMesh, _retried: bool = False):
     name, call = _bound(op, pm)
     original = op.name
 
@@ -153,6 +154,13 @@ def _op_layouts(op, desired: dict, pm: ProgramMesh):
     if len(flat_ins) != len(op.operands) or len(flat_outs) != len(op.results):
         raise PartitionError(f"rule {name!r} gave {len(flat_ins)} input and {len(flat_outs)} output layouts for "
                              f"{len(op.operands)} operands and {len(op.results)} results", op=original)
+    # A result left partial under a reduction no collective runs (a product: reduce_prod over a
+    # split dim): ask again with those axes gathered away from the operands, so the op reduces whole.
+    pending = {pm.axis_names[m] for a in flat_outs for m, kind in (a.partial_status or {}).items()
+               if kind not in REDUCE_TYPES}
+    if pending and not _retried:
+        fewer = {id(v): without_axes(desired[id(v)], pending, pm) for v in op.operands if id(v) in desired}
+        return _op_layouts(op, {**desired, **fewer}, pm, _retried=True)
     operand_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(op.operands, flat_ins)]
     result_layouts = [from_dist_attr(a, pm, v.type.rank, original) for v, a in zip(op.results, flat_outs)]
     return operand_layouts, result_layouts
