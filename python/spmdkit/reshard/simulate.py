@@ -47,10 +47,14 @@ def _group(mesh: MeshSpec, dev: int, axes) -> list[int]:
     return out
 
 
-def source_locals(mesh: MeshSpec, layout: Layout, shape, rng: np.random.Generator):
-    """(per-device local arrays, the true global value) for a random tensor laid out as `layout`."""
+LOGICAL = ("all", "any")  # reduced bitwise: run on integers
+
+
+def source_locals(mesh: MeshSpec, layout: Layout, shape, rng: np.random.Generator, integers: bool = False):
+    """(per-device local arrays, the true global value) for a random tensor laid out as `layout`;
+    integer data when `integers` or the layout is a logical partial (and/or, bitwise)."""
     parts = list(itertools.product(*(range(mesh.size(a)) for a in layout.partial)))
-    if layout.reduce in ("all", "any"):  # a logical and/or: integers, reduced bitwise
+    if integers or layout.reduce in LOGICAL:
         contributions = {p: rng.integers(0, 16, size=shape) for p in parts}
     else:
         contributions = {p: rng.integers(-8, 9, size=shape).astype(np.float64) for p in parts}
@@ -119,7 +123,7 @@ def prove_plan(plan: Plan, seed: int = 0, every_step: bool = False) -> None:
     `every_step`, the layout after each step is checked too, not only the target."""
     mesh = plan.mesh
     rng = np.random.default_rng(seed)
-    x, value = source_locals(mesh, plan.source, plan.shape, rng)
+    x, value = source_locals(mesh, plan.source, plan.shape, rng, integers=plan.target.reduce in LOGICAL)
     for i, s in enumerate(plan.steps):
         x = apply_step(mesh, s, x)
         if every_step:
