@@ -48,8 +48,8 @@ def _inner(case, jm):
             init = jax.lax.pcast(jnp.zeros((h.shape[0], w.shape[1])), ("dp",), to="varying")
             return jax.lax.scan(body, init, None, length=3)[0]
         return lambda h, w: jax.shard_map(body_fn, mesh=jm, **row)(h, w)
-    if case == "collective_matmul":  # w's row blocks passed around mp with ppermute, one matmul per block
-        def ring(h, w):
+    if case in ("collective_matmul", "collective_matmul_on_fine_mesh"):  # w's row blocks passed around mp
+        def ring(h, w):                                                   # with ppermute, a matmul per block
             n, idx = 4, jax.lax.axis_index("mp")
 
             def body(i, carry):
@@ -57,8 +57,17 @@ def _inner(case, jm):
                 blk = jax.lax.dynamic_slice_in_dim(h, ((idx - i) % n) * wb.shape[0], wb.shape[0], axis=1)
                 return acc + blk @ wb, jax.lax.ppermute(wb, "mp", [(j, (j + 1) % n) for j in range(n)])
             return jax.lax.fori_loop(0, n, body, (jnp.zeros((h.shape[0], w.shape[1])), w))[0]
-        return lambda h, w: jax.shard_map(ring, mesh=jm, in_specs=(P("dp", None), P("mp", None)),
-                                          out_specs=P("dp", None), check_vma=False)(h, w)
+        run = jax.shard_map(ring, mesh=jm, in_specs=(P("dp", None), P("mp", None)), out_specs=P("dp", None),
+                            check_vma=False)
+        if case == "collective_matmul":
+            return run
+        # with sub-axes elsewhere in the step: axis_index and ppermute over mp's two fine factors
+        return lambda h, w: run((h.reshape(h.shape[0], 2, 16) * jnp.array([1.0, -0.5])[None, :, None]).reshape(h.shape), w)
+    if case == "on_fine_mesh":  # heads of 2 x 16 over a 4-way mp: sub-axes, so the program runs on the fine
+        def f(h, w):            # mesh, where the body's psum over "mp" is over mp's two factors
+            g = (h.reshape(h.shape[0], 2, 16) * jnp.array([1.0, -0.5])[None, :, None]).reshape(h.shape)
+            return jax.shard_map(_rowpar, mesh=jm, **row)(g, w)
+        return f
     if case == "in_scan":
         def f(h, w):
             def body(c, _):
@@ -91,7 +100,8 @@ def run(case: str, strategy: str) -> dict:
     hlo = compiled_report(ours.lower(params, x, y).compile().as_text())
     plan = ours.plan
     return {"case": case, "strategy": strategy, "diff": diff, "plan_counts": plan.collectives,
-            "plan_bytes": plan.bytes_per_device, "hlo_counts": hlo["counts"], "hlo_bytes": hlo["bytes"]}
+            "plan_bytes": plan.bytes_per_device, "hlo_counts": hlo["counts"], "hlo_bytes": hlo["bytes"],
+            "fine_mesh": ours.partitioned.mesh.pieces is not None}
 
 
 if __name__ == "__main__":

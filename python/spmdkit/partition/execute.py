@@ -41,6 +41,8 @@ def _run_local(step: LocalOp, inputs: list, pm) -> list:
                 for v, layout in zip(op.results, step.result_layouts)]
     if name in VMA_IDENTITY:
         return _checked(step, list(inputs), pm)
+    if name == "axis_index" and isinstance(step.attrs.get("axis_name"), list) and len(step.attrs["axis_name"]) > 1:
+        return _checked(step, [_joint_axis_index(step.attrs["axis_name"], pm)], pm)
     key = (id(step.attrs), tuple([x.dtype for x in inputs]))  # the attrs are kept in the memo: their id stays theirs
     hit = pm.jax_params.get(key)
     if hit is None:
@@ -114,6 +116,16 @@ def _checked(step: LocalOp, outs: list, pm) -> list:
             raise PartitionError(f"ran on local shapes to {tuple(x.shape)}, its layout {layout} needs {want}",
                                  op=step.op.name, value=value_name(v))
     return outs
+
+
+def _joint_axis_index(axes, pm):
+    """The row-major index over several axes (a shard_map body's axis_index of an axis the fine mesh
+    cut into factors, manual.py): JAX lowers axis_index of one axis only."""
+    from jax import lax
+    index = np.int32(0)
+    for a in axes:
+        index = lax.add(lax.mul(index, np.int32(pm.spec.size(a))), lax.axis_index(a))
+    return index
 
 
 def _offset_iota(x, layout, dim: int, pm):

@@ -10,13 +10,14 @@ beside ours (the bytes one device receives, by the planner's ring formulas), so 
 still says what the compiled program moves.
 
 Refused with a PartitionError naming the op: a computation manual over some axes only (its body
-would still be partitioned over the others), and one in a program partitioned on the fine mesh
-(fine_mesh.py: the body's collectives name the user's axes, which that mesh has cut).
+would still be partitioned over the others). On the fine mesh (fine_mesh.py) the body's
+collectives name the fine axes that make up the axes they named.
 """
 from __future__ import annotations
 
 import math
 
+from ..sharding import AxisRef
 from .control_flow import CONTROL_FLOW_OPS, trip_count
 from .errors import PartitionError, value_name
 from .layouts import itemsize, layout_of_sharding, replicated
@@ -44,9 +45,6 @@ def partition_manual(part, op) -> LocalManual:
     is partitioning; reshards of its operands go to `part`'s steps before it."""
     pm = part.pm
     check_fully_manual(op, pm)
-    if pm.pieces is not None:
-        raise PartitionError("a shard_map inside the step is not partitioned together with shardings over sub-axes "
-                             "(its collectives name whole mesh axes)", op=op.name)
     ins, outs = op.attrs.get("in_shardings", []), op.attrs.get("out_shardings", [])
     if len(ins) != len(op.operands) or len(outs) != len(op.results):
         raise PartitionError(f"{len(ins)} in_shardings for {len(op.operands)} operands, {len(outs)} out_shardings for "
@@ -62,7 +60,7 @@ def partition_manual(part, op) -> LocalManual:
     body = op.regions[0].block if op.regions and op.regions[0].blocks else None
     if body is None or body.terminator is None or len(body.terminator.operands) != len(op.results):
         raise PartitionError("the body must return one value per result", op=op.name)
-    block = as_is(body)
+    block = as_is(body, pm)
     collectives = []
     _count_collectives(body, pm, part.cost, 1.0, collectives)
     return LocalManual(op, operands, results, block, collectives)
@@ -77,25 +75,56 @@ def check_fully_manual(op, pm) -> None:
                              f"over {free}); make it manual over every mesh axis", op=op.name)
 
 
-def as_is(block) -> LocalBlock:
-    """A per-device block run as written: every value whole in its own (local) type."""
+def as_is(block, pm) -> LocalBlock:
+    """A per-device block run as written: every value whole in its own (local) type; on a fine
+    mesh (fine_mesh.py) the axis names its collectives name are the fine axes making them up."""
     steps = []
     for op in block.ops:
         if op is block.terminator:
             break
         whole = [replicated(v.type.rank) for v in op.results]
         if op.name in CONTROL_FLOW_OPS:
-            blocks = [as_is(r.block) for r in op.regions]
+            blocks = [as_is(r.block, pm) for r in op.regions]
             steps.append(LocalControlFlow(op, [replicated(v.type.rank) for v in op.operands], whole, blocks,
                                           trip_count(op) if op.name == "stablehlo.while" else None))
         elif op.regions:
             raise PartitionError("ops with regions other than while/case are not run inside a shard_map body",
                                  op=op.name)
         else:
-            steps.append(LocalOp(op, op.attrs, [replicated(v.type.rank) for v in op.operands], whole))
+            steps.append(LocalOp(op, _on_mesh(op.attrs, pm), [replicated(v.type.rank) for v in op.operands], whole))
     ret = block.terminator.operands if block.terminator is not None else []
     return LocalBlock(list(block.args), [replicated(v.type.rank) for v in block.args], steps,
                       [(v, replicated(v.type.rank)) for v in ret])
+
+
+_AXIS_PARAMS = ("axes", "axis_name")  # where a collective (psum, ppermute, axis_index, ...) names mesh axes
+
+
+def _axis_names(value):
+    """The mesh axis names a param holds (a name, or a list of names), else None (ints: array dims)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
+        return list(value)
+    return None
+
+
+def _on_mesh(attrs: dict, pm) -> dict:
+    """`attrs` with the names of the program mesh's axes as the partition's mesh names them: on a
+    fine mesh, "mp" is ("mp(1)2", "mp(2)2"), whose joint index is mp's (row-major), so a psum,
+    all_gather, all_to_all, ppermute's permutation or axis_index over them means what it did."""
+    if pm.pieces is None:
+        return attrs
+    out = attrs
+    for key in _AXIS_PARAMS:
+        names = _axis_names(attrs.get(key))
+        if names is None:
+            continue
+        fine = [f for a in names for f in pm.fine_names(AxisRef(a))]
+        if fine != names:
+            out = dict(out) if out is attrs else out
+            out[key] = fine
+    return out
 
 
 def _bytes(value) -> float:
@@ -123,8 +152,8 @@ def _count_collectives(block, pm, cost, weight: float, out: list) -> None:
         known = _COLLECTIVES.get(op.name)
         if known is None:
             continue
-        axes = op.attrs.get("axes", op.attrs.get("axis_name", ()))
-        axes = [axes] if isinstance(axes, str) else [a for a in axes if isinstance(a, str)]
+        attrs = _on_mesh(op.attrs, pm)
+        axes = _axis_names(attrs.get("axes", attrs.get("axis_name"))) or []
         n = math.prod(pm.spec.size(a) for a in axes) if axes else 1
         if n <= 1:
             continue
