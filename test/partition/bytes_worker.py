@@ -113,7 +113,9 @@ def run(name: str, strategy: str = "propagate", timed: bool = False) -> dict:
             "bw_plan_counts": bw_plan.collectives, "bw_plan_bytes": bw_plan.bytes_per_device,
             "bw_hlo_counts": bw_hlo["counts"], "bw_hlo_bytes": bw_hlo["bytes"],
             "xla_counts": xla["counts"], "xla_bytes": xla["bytes"], "partition_s": partition_s,
-            "fine_mesh": str(ours.partitioned.mesh.mesh) if ours.partitioned.mesh.pieces else None}
+            "fine_mesh": str(ours.partitioned.mesh.mesh) if ours.partitioned.mesh.pieces else None,
+            "out_mesh_axes": sorted({str(a) for leaf in jax.tree_util.tree_leaves(ours(*args)[0])
+                                     for a in leaf.sharding.mesh.axis_names})}
 
 
 if __name__ == "__main__":

@@ -72,3 +72,4 @@ def test_gqa_runs_its_sub_axis_shardings_on_the_fine_mesh(rows):
     """Propagation splits the 2 kv heads over "mp":(1)2 and their dim over "mp":(2)2 (Shardy's
     answer); the partitioner runs that on the mesh cut at 2 (fine_mesh.py) instead of refusing it."""
     assert rows["gqa_attention"]["fine_mesh"] == '<["dp"=2, "mp(1)2"=2, "mp(2)2"=2]>'
+    assert rows["gqa_attention"]["out_mesh_axes"] == ["dp", "mp"]  # the results leave on the user's mesh

@@ -120,7 +120,12 @@ class Parallelized:
             program.main.result_shardings = [whole_axes_only(r) for r in program.main.result_shardings]
             parted = partition(program)
             self.program, self.partitioned = program, parted
-            self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves)
+            # on a fine mesh (sub-axes: partition/fine_mesh.py) the results are laid out on the
+            # user's mesh as they leave (the same devices and blocks: no data moves)
+            out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
+                if parted.mesh.pieces is not None else None
+            self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
+                                   out_named)
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
@@ -291,20 +296,22 @@ class Parallelized:
 _MEMORY_ATTEMPTS = 4
 
 
-def _with_keys(run, in_leaves, out_leaves):
+def _with_keys(run, in_leaves, out_leaves, out_shardings=None):
     """The jitted program. The partitioned one holds a PRNG key array as its uint32 key data
     (spmdkit.ir.jax_keys); key arrays passed in are unwrapped and key results wrapped again inside
-    the jit, so the step takes and returns keys as `jax.jit(fn)` does."""
+    the jit, so the step takes and returns keys as `jax.jit(fn)` does. `out_shardings`: the
+    results' layouts to leave in (None: as the shard_map gives them)."""
     import jax
     keys_in = [is_key(x) for x in in_leaves]
     keys_out = [key_impl(x) if is_key(x) else None for x in out_leaves]
+    kw = {} if out_shardings is None else {"out_shardings": out_shardings}
     if not any(keys_in) and not any(keys_out):
-        return jax.jit(run)
+        return jax.jit(run, **kw)
 
     def boundary(*leaves):
         outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
         return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
-    return jax.jit(boundary)
+    return jax.jit(boundary, **kw)
 
 
 def compiled_peak_bytes(run, leaves, named) -> float:
