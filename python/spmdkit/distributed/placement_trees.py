@@ -37,9 +37,9 @@ def _walk(entry, sub, where: str, out: list) -> None:
     if e_node is None:
         raise DistError(f"{where} must be a placements list (one Shard/Replicate per mesh dim), None, or a "
                         f"container like the value's; got {entry!r:.120}")
-    if s_node is None and isinstance(entry, (list, tuple)) and any(_is_placement(p) or isinstance(p, str)
+    if s_node is None and isinstance(entry, (list, tuple)) and any(is_placements((p,)) or isinstance(p, str)
                                                                    for p in entry):
-        bad = next(p for p in entry if not _is_placement(p))  # a placements list, but for this
+        bad = next(p for p in entry if not is_placements((p,)))  # a placements list, but for this
         raise DistError(f"{where}: {bad!r} is not a placement (Shard(dim), Replicate() or Partial()), in "
                         f"{list(entry)!r:.120}")
     if s_node is None:
@@ -59,11 +59,6 @@ def _walk(entry, sub, where: str, out: list) -> None:
                         f"{_describe(s_node, s_keys)}; placements must be a prefix of the value's pytree")
     for key, e_kid, s_kid in zip(s_keys, e_kids, s_kids):
         _walk(e_kid, s_kid, where + jax.tree_util.keystr(key), out)
-
-
-def _is_placement(p) -> bool:
-    from .placements import Partial, Replicate, Shard
-    return isinstance(p, (Shard, Replicate, Partial))
 
 
 def _one_level(node):

@@ -119,11 +119,12 @@ def _checked(step: LocalOp, outs: list, pm) -> list:
 
 
 def _joint_axis_index(axes, pm):
-    """The row-major index over several axes (a shard_map body's axis_index of an axis the fine mesh
-    cut into factors, manual.py): JAX lowers axis_index of one axis only."""
+    """The row-major (mixed-radix, major first) index of this device over several axes: a split
+    iota's block number, and a shard_map body's axis_index of an axis the fine mesh cut into
+    factors (manual.py), as JAX lowers axis_index of one axis only."""
     from jax import lax
     index = np.int32(0)
-    for a in axes:
+    for a in axes:  # lax on tracers, not jnp operators (each is a jitted call while tracing)
         index = lax.add(lax.mul(index, np.int32(pm.spec.size(a))), lax.axis_index(a))
     return index
 
@@ -136,9 +137,7 @@ def _offset_iota(x, layout, dim: int, pm):
     axes = layout.dims[dim]
     if not axes:
         return x
-    block = np.int32(0)
-    for a in axes:  # lax on tracers, not jnp operators (each is a jitted call while tracing)
-        block = lax.add(lax.mul(block, np.int32(pm.spec.size(a))), lax.axis_index(a))
+    block = _joint_axis_index(axes, pm)
     start = lax.convert_element_type(lax.mul(block, np.int32(x.shape[dim])), x.dtype)
     return lax.add(x, lax.broadcast_in_dim(start, x.shape, ()))
 
