@@ -324,9 +324,9 @@ def _our_stages(step, params, tokens, inputs, compile_too: bool = False, trace: 
     """Seconds of parallelize's stages on one step: import_jax, propagate, partition, lower
     (to_jax + jax's trace and lower; with `trace`, the trace's part too) and, with `compile_too`,
     compile; "ops": the program's op count."""
-    import spmdkit
     from spmdkit.ir import import_jax
     from spmdkit.partition import partition, to_jax
+    from spmdkit.propagation.from_ir import propagate_program
     mesh, arg_shardings, flat = inputs
     times = {}
     t = clock()
@@ -334,10 +334,10 @@ def _our_stages(step, params, tokens, inputs, compile_too: bool = False, trace: 
                          arg_shardings=arg_shardings)
     times["import"] = clock() - t
     t = clock()
-    spmdkit.propagate(program)
+    signatures = propagate_program(program).signatures
     times["propagate"] = clock() - t
     t = clock()
-    parted = partition(program)
+    parted = partition(program, signatures=signatures)  # as parallelize hands them on
     times["partition"] = clock() - t
     t = clock()
     traced = to_jax(parted, mesh.jax_mesh()).trace(*flat)  # our local program traced by JAX into a jaxpr

@@ -6,7 +6,6 @@
 // to the builder's and the graph's lists: the same entries the Python path appends, in order.
 #include <pybind11/pybind11.h>
 
-#include "propagation/bind_op_signature.h"
 #include "python_objects.h"
 
 namespace py = pybind11;
@@ -16,21 +15,21 @@ namespace {
 
 struct Names {
   py::object name = py::str("name"), operands = py::str("operands"), results = py::str("results"),
-             attrs = py::str("attrs"), type = py::str("type"), shape = py::str("shape"),
+             type = py::str("type"), shape = py::str("shape"),
              sharding = py::str("sharding"), unnamed = py::str("");
 };
 
 // Takes ops[start:] while each is a plain factor-table op (see above); returns the index of the
 // first op it did not take (len(ops) when it took them all).
-//   builder: (tables, value_ids, values) of from_ir._Builder: signature -> (table id, why),
+//   builder: (tables, value_ids, values) of from_ir._Builder: signature number -> (table id, why),
 //            id(ir value) -> graph value id, graph value id -> ir value
 //   graph:   the graph's per-value lists (names, shapes, meshes) and per-op lists (names, tables,
 //            operands, results, flags), its table id -> (parts, pass-through-like), and the mesh
 //            id of an unannotated value
 //   general: op names the loop leaves to Python; pass_through: names that move with elementwise
-//            ops; frozen_attr: ir.core.frozen_attr, for the signature's keys (bind_op_signature.cc)
+//            ops; numbers: each op's signature number (ir.signatures.OpSignatures.sign), in order
 py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py::tuple builder, py::tuple graph,
-                           py::int_ default_mesh, py::object general, py::object pass_through, py::object frozen_attr) {
+                           py::int_ default_mesh, py::object general, py::object pass_through, py::list numbers) {
   // never destroyed: the strings outlive the interpreter, whose exit a static destructor would follow
   static const Names& n = *new Names();
   PyObject* tables = builder[0].ptr();
@@ -55,6 +54,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
   };
 
   const py::ssize_t count = PyList_GET_SIZE(ops.ptr());
+  if (PyList_GET_SIZE(numbers.ptr()) != count) throw py::value_error("build_rule_ops: one signature number per op");
   for (py::ssize_t i = start; i < count; ++i) {
     PyObject* op = PyList_GET_ITEM(ops.ptr(), i);
     if (op == skip.ptr()) return i;
@@ -65,19 +65,14 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
       return i;
     }
     py::object operands = attr(op, n.operands.ptr()), results = attr(op, n.results.ptr());
-    py::object attrs = attr(op, n.attrs.ptr());
-    if (!PyList_Check(operands.ptr()) || !PyList_Check(results.ptr()) || !PyDict_Check(attrs.ptr())) return i;
+    if (!PyList_Check(operands.ptr()) || !PyList_Check(results.ptr())) return i;
     const py::ssize_t n_in = PyList_GET_SIZE(operands.ptr()), n_out = PyList_GET_SIZE(results.ptr());
 
-    // the op's signature (ir.core.op_signature) and its table: none yet -> Python makes it
-    py::object key = spmdkit_signature::op_signature(name.ptr(), operands.ptr(), results.ptr(), attrs.ptr(),
-                                                     frozen_attr.ptr());
-    PyObject* hit = PyDict_GetItemWithError(tables, key.ptr());  // borrowed
+    // the table of the op's signature: none yet, or attributes that cannot be keyed (number -1,
+    // a table of its own) -> Python makes it
+    PyObject* hit = PyDict_GetItemWithError(tables, PyList_GET_ITEM(numbers.ptr(), i));  // borrowed
     if (!hit) {
-      if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
-        PyErr_Clear();  // an attribute that cannot be keyed: Python gives the op a table of its own
-      }
+      if (PyErr_Occurred()) throw py::error_already_set();
       return i;
     }
     if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) < 1 || PyTuple_GET_ITEM(hit, 0) == Py_None) return i;
@@ -148,7 +143,7 @@ py::ssize_t build_rule_ops(py::list ops, py::ssize_t start, py::object skip, py:
 
 void spmdkit_bind_graph_build(py::module_& m) {
   m.def("build_rule_ops", &build_rule_ops, py::arg("ops"), py::arg("start"), py::arg("skip"), py::arg("builder"),
-        py::arg("graph"), py::arg("default_mesh"), py::arg("general"), py::arg("pass_through"), py::arg("frozen_attr"),
+        py::arg("graph"), py::arg("default_mesh"), py::arg("general"), py::arg("pass_through"), py::arg("numbers"),
         "Takes a block's plain factor-table ops from `start` into the graph (from_ir._Builder.ops); returns the "
         "index of the first op it left to Python.");
 }

@@ -110,15 +110,16 @@ class Parallelized:
             program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
                                  arg_shardings=arg_shardings)
             program.main.result_shardings = result_shardings
+            signatures = None  # the ops' signature numbers, when propagation made them
             if self.strategy == "auto":  # every value annotated by the search: nothing left to propagate
                 self.search_report = self._search(program, entries, labels, out_labels, limit)
             elif self.strategy == "propagate":
-                _propagate(program)
+                signatures = _propagate(program)
             else:
                 complete_forward(program)
             # results leave on the user's mesh: a sub-axis propagation gave one is left out (replicated)
             program.main.result_shardings = [whole_axes_only(r) for r in program.main.result_shardings]
-            parted = partition(program)
+            parted = partition(program, signatures=signatures)
             self.program, self.partitioned = program, parted
             # on a fine mesh (sub-axes: partition/fine_mesh.py) the results are laid out on the
             # user's mesh as they leave (the same devices and blocks: no data moves)
@@ -339,11 +340,13 @@ def whole_axes_only(sharding):
     return sharding.replace(dims=dims)
 
 
-def _propagate(program) -> None:
-    from .. import core, propagate
+def _propagate(program):
+    """Propagates in place; returns the ops' signature numbers, for the partition."""
+    from .. import core
+    from ..propagation.from_ir import propagate_program
     if not hasattr(core, "PropagationGraph"):
         raise DistError("this build of spmdkit._core has no propagation engine; use strategy='complete'")
-    propagate(program)
+    return propagate_program(program).signatures
 
 
 def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",

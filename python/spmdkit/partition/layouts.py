@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..ir.signatures import OpSignatures
 from ..reshard import Layout, MeshSpec, ReshardError, as_layout, as_mesh
 from ..sharding import AxisRef, DimSharding, TensorSharding, to_process_mesh
 from .errors import PartitionError, value_name
@@ -21,7 +22,7 @@ class ProgramMesh:
     the same row-major order, so a whole axis is the run of its factors and a sub-axis is a whole
     fine axis: layouts, rules, plans and the shard_map all see whole axes only (fine_mesh.py)."""
 
-    def __init__(self, name: str, mesh, cuts: dict | None = None):
+    def __init__(self, name: str, mesh, cuts: dict | None = None, signatures: OpSignatures | None = None):
         self.name = name
         self.user_mesh = mesh               # the program's own mesh (spmdkit.sharding.Mesh)
         self.pieces = None                  # refined: parent axis -> [(fine name, pre-size, size)]
@@ -37,10 +38,9 @@ class ProgramMesh:
         # (id(sharding), rank, shape) -> (sharding, Layout): propagation writes equal shardings
         # as one object, and the sharding is kept so that its id is not reused
         self.layouts: dict = {}
-        self.signature_numbers: dict = {}  # op_signature(op) -> a small int
-        self.signatures: dict = {}  # id(op) -> its signature's number (-1 when it has none)
-        self.signed_ops: list = []  # the ops in `signatures` (one by one or a block at a time), kept so that
-        # their ids are not reused
+        # every op's signature number (given: propagation's, of this program unchanged since)
+        self.signed = signatures if signatures is not None else OpSignatures()
+        self.signatures: dict = self.signed.by_op  # id(op) -> its number (-1 when it has none), read in C++
         self.answers: dict = {}     # (signature, layouts asked about) -> a rule's answer
         self.elementwise: dict = {}  # signature -> whether its ops are elementwise (regions.py)
         self.dist_layouts: dict = {}  # (multi_dims_mapping, partial_status) -> Layout
@@ -78,13 +78,14 @@ class ProgramMesh:
         return self._process_mesh
 
     @staticmethod
-    def of(program, refine: bool = False) -> "ProgramMesh":
-        """The program's mesh; with `refine`, cut at every sub-axis its shardings use (none: as is)."""
+    def of(program, refine: bool = False, signatures: OpSignatures | None = None) -> "ProgramMesh":
+        """The program's mesh; with `refine`, cut at every sub-axis its shardings use (none: as is).
+        `signatures`: the ops' numbers, if known (OpSignatures)."""
         if len(program.meshes) != 1:
             raise PartitionError(f"the program must declare exactly one mesh to partition over, it has "
                                  f"{len(program.meshes)} ({', '.join(program.meshes) or 'none'})")
         name, mesh = next(iter(program.meshes.items()))
-        return ProgramMesh(name, mesh, sub_axis_cuts(program, mesh) if refine else None)
+        return ProgramMesh(name, mesh, sub_axis_cuts(program, mesh) if refine else None, signatures)
 
     def fine_names(self, ref) -> tuple:
         """The fine mesh's axes that make up the program mesh's axis or sub-axis `ref` (AxisRef)."""

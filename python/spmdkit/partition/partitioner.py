@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 from .. import _core
 from ..ir.core import TERMINATORS, paused_gc
+from ..ir.signatures import OpSignatures
 from ..ir.types import OpaqueType, is_opaque
 from ..reshard import DEFAULT_COST_MODEL, CostModel, Layout, ReshardError, plan_reshard
 from .choice import choose_layouts
@@ -413,16 +414,22 @@ class _Partitioner:
                                      f"{list(axes)} ({parts} parts)", value=value_name(value))
 
 
-def partition(program, function: str | None = None, cost: CostModel = DEFAULT_COST_MODEL) -> PartitionedProgram:
-    """Partition `function` (default: main) of a program whose values carry shardings."""
+def partition(program, function: str | None = None, cost: CostModel = DEFAULT_COST_MODEL,
+              signatures: OpSignatures | None = None) -> PartitionedProgram:
+    """Partition `function` (default: main) of a program whose values carry shardings.
+    `signatures`: the ops' signature numbers from this program's propagation
+    (spmdkit.propagation.propagate_program(...).signatures), when nothing changed the ops since;
+    saves numbering every op again."""
     fn = program.main if function is None else program.functions.get(function)
     if fn is None:
         raise PartitionError(f"program has no function @{function}")
     if not isinstance(cost, CostModel):
         raise TypeError(f"cost must be a CostModel, not {type(cost).__name__}")
+    if signatures is not None and not isinstance(signatures, OpSignatures):
+        raise TypeError(f"signatures must be an OpSignatures (a propagation's), not {type(signatures).__name__}")
     with paused_gc():  # a partition's objects are all kept: collections would only rescan the program
         try:
-            return _Partitioner(ProgramMesh.of(program), cost).run(fn)
+            return _Partitioner(ProgramMesh.of(program, signatures=signatures), cost).run(fn)
         except SubAxisFound:  # a sharding over a sub-axis: on the mesh cut at every sub-axis (fine_mesh.py)
-            return _Partitioner(ProgramMesh.of(program, refine=True), cost).run(fn)
+            return _Partitioner(ProgramMesh.of(program, refine=True, signatures=signatures), cost).run(fn)
 

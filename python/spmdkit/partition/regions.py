@@ -97,8 +97,9 @@ class Regions:
         returned: dict[int, list[int]] = {}  # id(value) -> the function results it is, in order
         for i, v in enumerate(ret.operands if ret is not None else ()):
             returned.setdefault(id(v), []).append(i)
+        touching = _touching_results(ret, users)
         for group in groups:
-            if not _may_run_whole(group, ret, users, returned):
+            if not any(id(op) in touching for op in group):  # see _touching_results
                 continue
             region = _Region(group, ret, declared, pm, users, returned)
             if region.split is not None:
@@ -117,22 +118,23 @@ class Regions:
         return self.decided[k]
 
 
-def _may_run_whole(ops, ret, users, returned) -> bool:
-    """Whether running the region whole could be strictly cheaper. Only when a function result
-    reads it or it reads one: otherwise its outputs go to ops that ask for the split layout
-    (reached from whole by a free local slice) and bringing an input to the split layout never
+def _touching_results(ret, users) -> set:
+    """The ids of the ops whose region may be strictly cheaper run whole: those that produce a
+    function result or read one. Another region's outputs go to ops that ask for the split layout
+    (reached from whole by a free local slice), and bringing an input to the split layout never
     costs more than gathering it whole (gathering, then slicing, is one way there), so the split
     run always wins. Most regions of a model are such (every one of a transformer step's layers):
     they are not built at all."""
-    for op in ops:
-        for v in op.results:
-            for user, _ in users.get(id(v), ()):
-                if user is ret:
-                    return True
-        for v in op.operands:
-            if id(v) in returned:
-                return True
-    return False
+    touching = set()
+    if ret is None:
+        return touching
+    for v in ret.operands:
+        if not v.is_block_arg:
+            touching.add(id(v.owner))
+        for user, _ in users.get(id(v), ()):
+            if user is not ret:
+                touching.add(id(user))
+    return touching
 
 
 _MIXED = object()  # a region whose values have more than one layout

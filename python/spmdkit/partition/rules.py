@@ -7,9 +7,7 @@ constant is whole on every device, an iota is computed in its annotated layout (
 """
 from __future__ import annotations
 
-from .. import _core
 from ..ir import RuleBindingError
-from ..ir.core import frozen_attr, op_signature
 from ..ir.bind_jax import bind as bind_jax
 from ..ir.bind_stablehlo import bind as bind_decoded
 from .errors import PartitionError
@@ -103,25 +101,17 @@ def backward_layouts(op, layouts: dict, pm: ProgramMesh):
 
 
 def signature_of(op, pm: ProgramMesh):
-    """A small int per op_signature(op) (cheap to hash in keys), once per op and partition; None
-    for an op whose attributes cannot be keyed."""
+    """A small int per op_signature(op) (cheap to hash in keys), once per op; None for an op whose
+    attributes cannot be keyed."""
     number = pm.signatures.get(id(op))
     if number is None:
-        try:
-            sig = op_signature(op)
-            number = pm.signature_numbers.setdefault(sig, len(pm.signature_numbers))
-        except TypeError:
-            number = -1
-        pm.signatures[id(op)] = number
-        pm.signed_ops.append(op)  # kept so that its id is not reused
+        number = pm.signed.number(op)
     return number if number >= 0 else None
 
 
 def sign_block(ops: list, pm: ProgramMesh) -> None:
-    """signature_of for every op of a block, in one call (_core.signature_numbers: the same keys,
-    made in C++)."""
-    _core.signature_numbers(ops, pm.signature_numbers, frozen_attr, pm.signatures)  # fills pm.signatures
-    pm.signed_ops.append(tuple(ops))  # kept, so that their ids are not reused
+    """signature_of for every op of a block, in one call (those numbered already are kept)."""
+    pm.signed.sign(ops)
 
 
 def op_layouts(op, desired: dict, pm: ProgramMesh):

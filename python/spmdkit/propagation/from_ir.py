@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _core
-from ..ir.core import frozen_attr, op_signature, paused_gc
+from ..ir.core import paused_gc
+from ..ir.signatures import OpSignatures
 from .factor_text import parse_factor_table
 from .graph import Graph
 
@@ -29,6 +30,8 @@ class Propagated:
     constraints: list = field(default_factory=list)  # sdy.sharding_constraint ops (their sharding is an attribute)
     edges: list = field(default_factory=list)        # (explicit sdy.data_flow_edge op, its owner's sharding before)
     manuals: list = field(default_factory=list)      # (manual_computation op, in-edge ids, out-edge ids)
+    # every op's signature number, for the partition of the same program (partition(signatures=))
+    signatures: OpSignatures = field(default_factory=OpSignatures)
 
     def explain(self, value) -> str:
         return self.graph.explain(self.value_ids[id(value)])
@@ -126,8 +129,10 @@ class _Builder:
         self.out = Propagated(program, self.g)
         self.groups: dict[int, list[int]] = {}
         self.value_ids = self.out.value_ids
-        # Ops of the same name, types and attributes share one factor table (computed once)
+        # Ops of the same name, types and attributes share one factor table (computed once):
+        # signature number -> (table id, why it has none)
         self.tables: dict = {} if self.factor_table_of is default_factor_table else None
+        self.signatures = self.out.signatures
         for name, mesh in program.meshes.items():
             self.g.mesh(name, list(zip(mesh.axis_names, mesh.shape)), maximal=mesh.is_maximal)
 
@@ -198,11 +203,12 @@ class _Builder:
             return
         g = self.g
         builder = (self.tables, self.value_ids, self.out.values)
+        numbers = self.signatures.sign(ops)
         i, count = 0, len(ops)
         while i < count:
             default = g._default_id if g._default_id is not None else g._default_mesh_id()
             i = _core.build_rule_ops(ops, i, skip, builder, g._build_lists(), default, _GENERAL, LAYOUT_PASS_THROUGH,
-                                     frozen_attr)
+                                     numbers)
             if i < count:
                 if ops[i] is not skip:
                     self.op(ops[i], fn)
@@ -314,11 +320,8 @@ class _Builder:
         """The engine's table id for `op` (None: opaque), shared by ops of one signature."""
         key = None
         if self.tables is not None:
-            try:
-                key = op_signature(op)
-                hit = self.tables.get(key)
-            except TypeError:  # an attribute that cannot be keyed: this op's table on its own
-                key = hit = None
+            key = self.signatures.number(op)
+            hit = self.tables.get(key) if key >= 0 else None  # -1: attributes that cannot be keyed
             if hit is not None:
                 table, why = hit
                 if table is None:
@@ -335,7 +338,7 @@ class _Builder:
                 shapes = lambda vs: [list(v.type.shape) for v in vs]
                 parts = parse_factor_table(table, shapes(op.operands), shapes(op.results))
             table = self.g.add_table(parts)
-        if key is not None:
+        if key is not None and key >= 0:
             self.tables[key] = (table, why)
         return table
 
@@ -431,6 +434,8 @@ def propagate_program(program, factor_table_of=None, **options) -> Propagated:
             op.attrs["sharding"] = op.results[0].sharding
             op.results[0].sharding = None
     _write_back_edges(out, shardings)
+    # these ops' attributes now hold the grown shardings: a partition numbers them again
+    out.signatures.forget([*out.constraints, *(op for op, _ in out.edges), *(op for op, _, _ in out.manuals)])
     for fn in program.functions.values():
         for i in range(len(fn.result_types)):
             rid = out.value_ids.get(("result", fn.name, i))
