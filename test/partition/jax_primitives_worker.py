@@ -51,6 +51,12 @@ def products(x):
     return jnp.prod(1.0 + 0.01 * x, axis=1) + jax.grad(lambda x: jnp.prod(1.0 + 0.01 * x, axis=1).sum())(x).sum(0)
 
 
+def scan_gradients(x):
+    # the gradients of cummax and cumsum over a split dim: JAX's associative scan slices odd
+    # halves down to values with a dim of size 0, which propagation splits like their neighbours
+    return jax.grad(lambda x: (lax.cummax(x, axis=1) * lax.cumsum(x, axis=1)).sum())(x)
+
+
 def run(fn, args, shardings, data_args, propagated=False):
     """`propagated`: partition from what propagation infers (the factor tables of every op), not
     from the arguments' annotations alone."""
@@ -78,6 +84,8 @@ def main():
                                                (x, idx, jax.random.key_data(key)), propagated)
         out["pooling_grad" + suffix] = run(pooling_grad, (img,), ['#sdy.sharding<@mesh, [{"x"}, {}, {}, {"y"}]>'],
                                            (img,), propagated)
+        out["scan_gradients" + suffix] = run(scan_gradients, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,),
+                                             propagated)
         out["products" + suffix] = run(products, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,), propagated)
         out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
                                                  (x,), propagated)

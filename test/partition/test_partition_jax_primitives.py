@@ -14,5 +14,6 @@ def test_partitioned_programs_match_jax():
     proc = run_child([Path(__file__).with_name("jax_primitives_worker.py")], timeout=600)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     # each from the arguments' annotations alone, and from what propagation infers
-    assert result == {f"{case}{how}": True for case in ("dropout_and_math", "pooling_grad", "spectral_and_round", "products")
+    assert result == {f"{case}{how}": True for case in ("dropout_and_math", "pooling_grad", "spectral_and_round", "products",
+                                                           "scan_gradients")
                       for how in ("", " propagated")}

@@ -59,10 +59,10 @@ def random_layout(rng, mesh, rank, reduce):
     return Layout.make(mesh, dims, partial, reduce)
 
 
-def cases(n_random, seed, logical=False):
+def cases(n_random, seed, logical=False, empty=False):
     """The fixed cases, then `n_random` random ones; `logical`: random ones only, partial over
-    and (`all`) or or (`any`), run on booleans."""
-    for key, shape, a, b in () if logical else FIXED:
+    and (`all`) or or (`any`), run on booleans; `empty`: random ones only, one dim of size 0."""
+    for key, shape, a, b in () if logical or empty else FIXED:
         mesh = MeshSpec.make(MESHES[key])
         yield key, shape, parse_layout(a, mesh), parse_layout(b, mesh)
     rng = random.Random(seed)
@@ -72,6 +72,9 @@ def cases(n_random, seed, logical=False):
         rank = rng.randint(1, 3)
         reduce = rng.choice(LOGICAL if logical else ["sum", "avg", "max", "min"])
         shape = tuple(8 * rng.randint(1, 2) for _ in range(rank))
+        if empty:  # a value with no elements (jax's associative scans make such slices)
+            zero = rng.randrange(rank)
+            shape = shape[:zero] + (0,) + shape[zero + 1:]
         target_reduce = reduce if logical else rng.choice([reduce, "sum"])
         yield key, shape, random_layout(rng, mesh, rank, reduce), random_layout(rng, mesh, rank, target_reduce)
 
@@ -100,14 +103,14 @@ def check_values(plan, jmesh, y, contributions, names):
 def main():
     n_random, seed = int(sys.argv[1]), int(sys.argv[2])
     mode = sys.argv[3] if len(sys.argv) > 3 else ""
-    check_vma = mode in ("check_vma", "grad")   # JAX also checks replication
+    check_vma = mode in ("check_vma", "grad", "empty")   # JAX also checks replication
     grad = mode == "grad"             # gradient of sum(w * reshard(x)) must be w (needs check_vma)
     cross = mode == "cross"           # whole-axis plans run on the mesh cut into prime factors
     auto = jax.sharding.AxisType.Auto
     jmeshes = {"2x2": jax.make_mesh((2, 2), ("x", "y"), axis_types=(auto,) * 2),
                "2x4": jax.make_mesh((2, 4), ("x", "y"), axis_types=(auto,) * 2),
                "2x2x2": jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(auto,) * 3)}
-    for key, shape, src, tgt in cases(n_random, seed, logical=mode == "logical"):
+    for key, shape, src, tgt in cases(n_random, seed, logical=mode == "logical", empty=mode == "empty"):
         jm = jmeshes[key]
         logical = src.reduce in LOGICAL or tgt.reduce in LOGICAL
         plan = plan_reshard(MeshSpec.make(MESHES[key]), shape, src, tgt, itemsize=1 if logical else 4,

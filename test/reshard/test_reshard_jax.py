@@ -95,3 +95,14 @@ def test_logical_partials_run_on_booleans():
     assert all(r["values_ok"] and r["planned"] == r["compiled"] for r in rows), rows
     assert all(abs(r["plan_bytes"] - r["compiled_bytes"]) < 1e-6 for r in rows), rows
     assert any("all_reduce" in step for r in rows for step in r["steps"])
+
+
+def test_plans_on_empty_values_run():
+    """A value with a dim of size 0 (jax.lax.cummax's gradient slices one) splits over any axes;
+    XLA refuses a collective over it, and there is nothing to move: each collective step makes
+    the empty local result of its shape. Every device holds its (empty) target shard."""
+    rows = _run_worker("12", "5", "empty")
+    assert len(rows) == 12 and all(0 in r["shape"] for r in rows)
+    assert sum(1 for r in rows if r["steps"]) >= 8  # most plans have steps to skip
+    assert all(r["values_ok"] for r in rows), [r for r in rows if not r["values_ok"]][:3]
+    assert all(not any(r["compiled"].values()) for r in rows)  # no collective left in the program
