@@ -205,6 +205,36 @@ def print_round_trip_case() -> dict:
     return {"case": "print_round_trip", "programs": result, "has_unreduced_max": max_kinds}
 
 
+def donation_case() -> dict:
+    """donate_argnums=(0,): the params passed in are deleted by the call (their buffers become the
+    new params: XLA aliases them), the data argument is not, and four steps fed their own outputs
+    equal one device. Without it nothing is aliased."""
+    w, x = _params()
+    pl = {"a": [R, Shard(1)], "b": [R, Shard(0)]}
+    xs = shard_tensor(x, MESH, [Shard(0), R])
+    donating = parallelize(sgd_step, MESH, (pl, [Shard(0), R]), out_placements=(pl, None), donate_argnums=0)
+    keeping = parallelize(sgd_step, MESH, (pl, [Shard(0), R]), out_placements=(pl, None))
+    ref = jax.jit(sgd_step)
+    params = {"a": shard_tensor(w["a"], MESH, pl["a"]), "b": shard_tensor(w["b"], MESH, pl["b"])}
+    first = params
+    want, diffs = w, []
+    for _ in range(4):
+        params, loss = donating(params, xs)
+        want, expect_loss = ref(want, x)
+        diffs.append(max(_diff(params, want), _diff(loss, expect_loss)))
+    alias = lambda p: p.lower(params, xs).compile().memory_analysis().alias_size_in_bytes
+    errors = {}
+    for bad in ("x", -1, 5, [0, 1.5]):
+        try:
+            parallelize(sgd_step, MESH, (pl, None), donate_argnums=bad)(params, xs)
+            errors[repr(bad)] = None
+        except Exception as e:  # noqa: BLE001
+            errors[repr(bad)] = f"{type(e).__name__}: {e}"[:200]
+    return {"case": "donation", "diffs": diffs, "first_deleted": [first[k].is_deleted() for k in ("a", "b")],
+            "data_deleted": xs.is_deleted(), "alias_bytes": alias(donating), "alias_bytes_keeping": alias(keeping),
+            "errors": errors}
+
+
 CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "first_device_put": lambda: first_call_case("device_put"),
          "first_explicit_mesh": lambda: first_call_case("explicit_mesh"),
@@ -213,7 +243,8 @@ CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "constraint_wsc": lambda: constraint_case("wsc"), "constraint_reshard": lambda: constraint_case("reshard"),
          "constraint_none": lambda: constraint_case("none"),
          "constraint_wsc_complete": lambda: constraint_case("wsc", "complete"),
-         "unmovable": unmovable_case, "conv": conv_case, "print_round_trip": print_round_trip_case}
+         "unmovable": unmovable_case, "conv": conv_case, "print_round_trip": print_round_trip_case,
+         "donation": donation_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -16,7 +16,7 @@ from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E40
 HERE = Path(__file__).parent
 CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "first_abstract",
          "previous_outputs", "constraint_wsc", "constraint_reshard", "constraint_none", "constraint_wsc_complete",
-         "unmovable", "conv", "print_round_trip"]
+         "unmovable", "conv", "print_round_trip", "donation"]
 TOL = 1e-5
 SPLIT = {"args[0]['a']": "[Replicate(), Shard(1)]", "args[0]['b']": "[Replicate(), Shard(0)]",
          "args[1]": "[Shard(0), Replicate()]"}
@@ -65,6 +65,19 @@ def test_previous_outputs_feed_the_next_step_in_place(rows):
     # arrays on other devices or in other placements are moved once before the call, values kept
     assert row["moved_elsewhere"] == ["args[0]['a']", "args[0]['b']", "args[1]"]
     assert row["elsewhere_diff"] <= TOL
+
+
+def test_donated_params_are_reused_by_the_step(rows):
+    row = _row(rows, "donation")
+    assert len(row["diffs"]) == 4 and max(row["diffs"]) <= TOL
+    assert row["first_deleted"] == [True, True] and not row["data_deleted"]
+    # XLA aliases the donated params' buffers to the new params (4 + 16 floats per device here)
+    assert row["alias_bytes"] >= 4 * (8 * 16 + 16 * 4) // 2 and row["alias_bytes_keeping"] == 0
+    errors = row["errors"]
+    assert errors["'x'"].startswith("TypeError: donate_argnums must be an int")
+    assert errors["[0, 1.5]"].startswith("TypeError: donate_argnums must be an int")
+    assert errors["-1"].startswith("DistError") and "positions" in errors["-1"]
+    assert errors["5"].startswith("DistError") and "called with 2 arguments" in errors["5"]
 
 
 def test_an_argument_that_cannot_be_moved_is_named(rows):

@@ -17,7 +17,8 @@ placements of the array itself when it is a jax.Array (or ShapeDtypeStruct) laid
 NamedSharding over this mesh's devices and axes (from `shard_tensor`, `jax.device_put`, a previous
 step's outputs), else it is replicated. `out_placements` likewise per result of `fn` (a tuple
 result: one entry per element); None leaves a result to the strategy (propagate: what
-propagation decided; complete: replicated).
+propagation decided; complete: replicated). `donate_argnums` (jax.jit's): the positional
+arguments whose buffers the results may reuse; the arrays passed are deleted by the call.
 
 The step is traced on abstract values (shapes and dtypes), so how the arguments happen to be laid
 out never enters the program. Once traced, a call whose arrays are laid out otherwise (host
@@ -76,11 +77,12 @@ class Parallelized:
     argument and result leaf, by name)."""
 
     def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
-                 memory_limit: float | None = None):
+                 memory_limit: float | None = None, donate_argnums=()):
         if not callable(fn):
             raise TypeError(f"parallelize: expected a callable, got {type(fn).__name__}")
         if strategy not in STRATEGIES:
             raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        self.donate_argnums = _argnums(donate_argnums)
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = self.search_report = None
@@ -126,7 +128,7 @@ class Parallelized:
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
             self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
-                                   out_named)
+                                   out_named, _donated_leaves(self.donate_argnums, args))
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
@@ -297,15 +299,18 @@ class Parallelized:
 _MEMORY_ATTEMPTS = 4
 
 
-def _with_keys(run, in_leaves, out_leaves, out_shardings=None):
+def _with_keys(run, in_leaves, out_leaves, out_shardings=None, donated: tuple = ()):
     """The jitted program. The partitioned one holds a PRNG key array as its uint32 key data
     (spmdkit.ir.jax_keys); key arrays passed in are unwrapped and key results wrapped again inside
     the jit, so the step takes and returns keys as `jax.jit(fn)` does. `out_shardings`: the
-    results' layouts to leave in (None: as the shard_map gives them)."""
+    results' layouts to leave in (None: as the shard_map gives them); `donated`: the argument
+    leaves whose buffers the results may reuse (jax.jit's donate_argnums, by leaf)."""
     import jax
     keys_in = [is_key(x) for x in in_leaves]
     keys_out = [key_impl(x) if is_key(x) else None for x in out_leaves]
     kw = {} if out_shardings is None else {"out_shardings": out_shardings}
+    if donated:
+        kw["donate_argnums"] = donated
     if not any(keys_in) and not any(keys_out):
         return jax.jit(run, **kw)
 
@@ -313,6 +318,33 @@ def _with_keys(run, in_leaves, out_leaves, out_shardings=None):
         outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
         return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
     return jax.jit(boundary, **kw)
+
+
+def _argnums(donate_argnums) -> tuple:
+    """donate_argnums as jax.jit takes it (an int or a sequence of ints), checked."""
+    nums = (donate_argnums,) if isinstance(donate_argnums, int) else donate_argnums
+    if not isinstance(nums, (tuple, list)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"donate_argnums must be an int or a sequence of ints, got {donate_argnums!r:.200}")
+    if any(i < 0 for i in nums):
+        raise DistError(f"donate_argnums must be argument positions (>= 0), got {list(nums)}")
+    return tuple(sorted(set(nums)))
+
+
+def _donated_leaves(argnums: tuple, args: tuple) -> tuple:
+    """The leaf positions of the arguments `argnums` names, in the flattened arguments."""
+    import jax
+    if not argnums:
+        return ()
+    if argnums[-1] >= len(args):
+        raise DistError(f"donate_argnums {list(argnums)} names argument {argnums[-1]}, but the step was "
+                        f"called with {len(args)} arguments")
+    out, start = [], 0
+    for i, arg in enumerate(args):
+        n = len(jax.tree_util.tree_leaves(arg))
+        if i in argnums:
+            out.extend(range(start, start + n))
+        start += n
+    return tuple(out)
 
 
 def compiled_peak_bytes(run, leaves, named) -> float:
@@ -350,10 +382,13 @@ def _propagate(program):
 
 
 def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
-                example_args: tuple | None = None, memory_limit: float | None = None) -> Parallelized:
+                example_args: tuple | None = None, memory_limit: float | None = None,
+                donate_argnums=()) -> Parallelized:
     """`fn` partitioned over `mesh` from its arguments' placements (see the module doc); with
-    `example_args` it is traced (and checked) now, else at its first call."""
-    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit)
+    `example_args` it is traced (and checked) now, else at its first call. `donate_argnums`: as
+    jax.jit's, the positional arguments whose buffers the results may reuse (a training step's
+    params and optimizer state: they are deleted by the call)."""
+    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit, donate_argnums)
     if example_args is not None:
         p.trace(*example_args)
     return p
