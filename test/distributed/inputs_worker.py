@@ -235,6 +235,57 @@ def donation_case() -> dict:
             "errors": errors}
 
 
+def _flagged_step(w, x, train, reduce):
+    h = x @ w
+    if train:  # Python control flow on a static argument
+        h = jnp.tanh(h)
+    return (h.sum() if reduce == "sum" else h.mean()), w * 2
+
+
+def static_case() -> dict:
+    """static_argnums=(2, 3): a Python flag and a string reach the step as they are; each new
+    value traces again (equal to jax.jit with the same static_argnums), a value seen before
+    reuses nothing stale; in_placements per traced argument or with None at the static ones;
+    donated and static positions mix. Bad uses raise naming the argument."""
+    w = np.arange(64.0, dtype=np.float32).reshape(8, 8) / 64
+    x = np.ones((4, 8), np.float32)
+    ref = jax.jit(_flagged_step, static_argnums=(2, 3))
+    short = parallelize(_flagged_step, MESH, ([R, Shard(1)], [Shard(0), R]), static_argnums=(2, 3))
+    full = parallelize(_flagged_step, MESH, ([R, Shard(1)], [Shard(0), R], None, None), static_argnums=[3, 2])
+    diffs, programs, seen = [], [], []
+    for flags in [(True, "sum"), (False, "sum"), (True, "mean"), (True, "sum"), (False, "sum")]:
+        for step in (short, full):
+            diffs.append(_diff(step(w, x, *flags), ref(w, x, *flags)))
+        programs.append(sum(1 for op in short.program.main.body.ops if op.name == "jax.tanh"))
+        seen.append(id(short.program))
+    # a smaller last batch: its own trace; the full batch after it takes its kept program again
+    small = short(w, x[:2], True, "sum")
+    again = id(short.program)
+    short(w, x, True, "sum")
+    donated = parallelize(_flagged_step, MESH, ([R, Shard(1)], [Shard(0), R]), static_argnums=(3, 2), donate_argnums=0)
+    wd = shard_tensor(w, MESH, [R, Shard(1)])
+    out = donated(wd, x, False, "sum")
+    errors = {}
+    bad = {"placement_at_static": lambda: parallelize(_flagged_step, MESH, ([R, Shard(1)], None, [R, R], None),
+                                                      static_argnums=(2, 3))(w, x, True, "sum"),
+           "unhashable": lambda: short(w, x, True, ["sum"]),
+           "str_traced": lambda: parallelize(_flagged_step, MESH, (None, None, None, None))(w, x, True, "sum"),
+           "past_the_end": lambda: parallelize(_flagged_step, MESH, (None, None), static_argnums=5)(w, x, True, "sum"),
+           "static_and_donated": lambda: parallelize(_flagged_step, MESH, (None, None), static_argnums=0,
+                                                     donate_argnums=(0,))}
+    for name, call in bad.items():
+        try:
+            call()
+            errors[name] = None
+        except Exception as e:  # noqa: BLE001
+            errors[name] = f"{type(e).__name__}: {e}"[:300]
+    return {"case": "static", "diffs": diffs, "tanh_ops": programs,
+            "kept": [seen.index(i) for i in seen] + [seen.index(id(short.program))],
+            "small_diff": _diff(small, ref(w, x[:2], True, "sum")), "small_new": again not in seen, "donated_deleted": wd.is_deleted(),
+            "donated_diff": _diff(out, ref(w, x, False, "sum")), "labels": sorted(short.in_shardings),
+            "errors": errors}
+
+
 CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "first_device_put": lambda: first_call_case("device_put"),
          "first_explicit_mesh": lambda: first_call_case("explicit_mesh"),
@@ -244,7 +295,7 @@ CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "constraint_none": lambda: constraint_case("none"),
          "constraint_wsc_complete": lambda: constraint_case("wsc", "complete"),
          "unmovable": unmovable_case, "conv": conv_case, "print_round_trip": print_round_trip_case,
-         "donation": donation_case}
+         "donation": donation_case, "static": static_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

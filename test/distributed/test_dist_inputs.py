@@ -16,7 +16,7 @@ from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E40
 HERE = Path(__file__).parent
 CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "first_abstract",
          "previous_outputs", "constraint_wsc", "constraint_reshard", "constraint_none", "constraint_wsc_complete",
-         "unmovable", "conv", "print_round_trip", "donation"]
+         "unmovable", "conv", "print_round_trip", "donation", "static"]
 TOL = 1e-5
 SPLIT = {"args[0]['a']": "[Replicate(), Shard(1)]", "args[0]['b']": "[Replicate(), Shard(0)]",
          "args[1]": "[Shard(0), Replicate()]"}
@@ -78,6 +78,22 @@ def test_donated_params_are_reused_by_the_step(rows):
     assert errors["[0, 1.5]"].startswith("TypeError: donate_argnums must be an int")
     assert errors["-1"].startswith("DistError") and "positions" in errors["-1"]
     assert errors["5"].startswith("DistError") and "called with 2 arguments" in errors["5"]
+
+
+def test_static_arguments_reach_the_step_as_they_are(rows):
+    row = _row(rows, "static")
+    assert len(row["diffs"]) == 10 and max(row["diffs"]) <= TOL and row["small_diff"] <= TOL
+    assert row["tanh_ops"] == [1, 0, 1, 1, 0]  # each flag's own program
+    # values seen before take their kept program again (as jax.jit's cache), a new batch size its own
+    assert row["kept"] == [0, 1, 2, 0, 1, 0] and row["small_new"]
+    assert row["donated_deleted"] and row["donated_diff"] <= TOL
+    assert row["labels"] == ["args[0]", "args[1]"]  # traced leaves keep their positions in the call
+    errors = row["errors"]
+    assert errors["placement_at_static"].startswith("DistError") and "in_placements[2]" in errors["placement_at_static"]
+    assert errors["unhashable"].startswith("TypeError: static argument 3 must be hashable")
+    assert errors["str_traced"].startswith("TypeError: args[3] is a str") and "static_argnums" in errors["str_traced"]
+    assert errors["past_the_end"].startswith("DistError") and "called with 4 arguments" in errors["past_the_end"]
+    assert errors["static_and_donated"] == "DistError: argument 0 is both static and donated"
 
 
 def test_an_argument_that_cannot_be_moved_is_named(rows):

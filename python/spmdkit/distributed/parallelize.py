@@ -6,7 +6,9 @@ Steps (on the first call, or `.trace(*example_args)`): `spmdkit.ir.import_jax` t
 (calls inlined) with each argument leaf annotated from its placements; `strategy="propagate"`
 runs `spmdkit.propagate` (Shardy's algorithm on the rules' factor tables), `"complete"` runs
 `spmdkit.partition.complete_forward` (Paddle-style completion) instead; `spmdkit.partition`
-picks every collective; `to_jax` runs it. A new call with other shapes traces again.
+picks every collective; `to_jax` runs it. A new call with other shapes (or other values of the
+`static_argnums` arguments) traces again; the last 8 traces are kept, as jax.jit's cache keeps
+its programs (a train/eval flag, a last smaller batch).
 
 Placements: `in_placements` has one entry per positional argument, each a pytree prefix of
 that argument as JAX reads `in_shardings` (placement_trees.py): a placements list (one
@@ -42,16 +44,19 @@ STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (d
 _NEVER = object()  # no leaf's aval is this
 
 
-def _expand(entries, tree, what: str) -> list:
-    """One placements list (or None) per leaf of `tree` (a tuple of arguments or results)."""
+def _expand(entries, tree, what: str, positions=None, n_static: int = 0) -> list:
+    """One placements list (or None) per leaf of `tree` (a tuple of arguments or results);
+    `positions`: each argument's position in the call, `n_static` arguments (static) left out."""
     kind = "argument" if what == "in_placements" else "result"
     if is_entry(entries):  # one entry for everything, as jit(in_shardings=sharding)
         entries = (entries,) * len(tree)
     if not isinstance(entries, (list, tuple)) or len(entries) != len(tree):
-        raise DistError(f"{what} must have one entry per {kind} ({len(tree)}), got {entries!r:.200}")
+        counts = (f"{len(tree)} traced, or {len(tree) + n_static} with None at the static ones" if n_static
+                  else str(len(tree)))
+        raise DistError(f"{what} must have one entry per {kind} ({counts}), got {entries!r:.200}")
     out: list = []
     for i, (entry, sub) in enumerate(zip(entries, tree)):
-        out.extend(leaf_entries(entry, sub, f"{what}[{i}]"))
+        out.extend(leaf_entries(entry, sub, f"{what}[{positions[i] if positions is not None else i}]"))
     return out
 
 
@@ -77,12 +82,17 @@ class Parallelized:
     argument and result leaf, by name)."""
 
     def __init__(self, fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
-                 memory_limit: float | None = None, donate_argnums=()):
+                 memory_limit: float | None = None, donate_argnums=(), static_argnums=()):
         if not callable(fn):
             raise TypeError(f"parallelize: expected a callable, got {type(fn).__name__}")
         if strategy not in STRATEGIES:
             raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-        self.donate_argnums = _argnums(donate_argnums)
+        self.donate_argnums = _argnums(donate_argnums, "donate_argnums")
+        self.static_argnums = _argnums(static_argnums, "static_argnums")
+        if set(self.donate_argnums) & set(self.static_argnums):
+            raise DistError(f"argument {sorted(set(self.donate_argnums) & set(self.static_argnums))[0]} is both "
+                            "static and donated")
+        self._static = None  # the static arguments' values the program was traced with
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = self.search_report = None
@@ -91,25 +101,34 @@ class Parallelized:
         self._known: list = []
         self.in_shardings: dict[str, list] = {}
         self.out_shardings: dict[str, list] = {}
+        self._traces: dict = {}  # (static values, leaf key) -> a trace's state (_TRACE_STATE), newest last
 
     # -- tracing -------------------------------------------------------------------------------
     def trace(self, *args) -> Parallelized:
         """Import `fn` on these arguments, annotate, propagate (or complete), partition. The
-        arguments may be arrays of any placement or `jax.ShapeDtypeStruct`s."""
+        arguments may be arrays of any placement or `jax.ShapeDtypeStruct`s. The last
+        _KEPT_TRACES traces are kept: arguments of shapes (and static values) seen before take
+        their program again, as jax.jit's cache would (a train/eval flag, a last smaller batch)."""
         import jax
 
         from ..ir import import_jax
         from ..partition import complete_forward, partition, to_jax
+        args, static = self._split(args)
+        fn = self._with_static(static)
         leaves, in_def = jax.tree_util.tree_flatten(args)
-        labels = _labels(args, "args")
+        labels = self._leaf_labels(args)
+        if self._switch_to((static, _key_of(leaves, in_def, labels))):
+            return self
+        positions = self._dynamic_positions(len(args))
         entries = [e if e is not None else self._own_placements(x, label) for label, x, e in
-                   zip(labels, leaves, _expand(self.in_placements, args, "in_placements"))]
+                   zip(labels, leaves, _expand(self._dynamic_entries(len(args)), args, "in_placements", positions,
+                                               len(self.static_argnums)))]
         arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in zip(labels, leaves, entries)]
         abstract = jax.tree_util.tree_unflatten(in_def, [_abstract(x) for x in leaves])
-        out_labels, result_shardings = self._result_shardings(abstract)
+        out_labels, result_shardings = self._result_shardings(fn, abstract)
         limit, least_peak = self.memory_limit, float("inf")
         for attempt in range(_MEMORY_ATTEMPTS):
-            program = import_jax(self.fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
+            program = import_jax(fn, *abstract, inline_calls=True, meshes={"mesh": self.mesh.sharding_mesh},
                                  arg_shardings=arg_shardings)
             program.main.result_shardings = result_shardings
             signatures = None  # the ops' signature numbers, when propagation made them
@@ -128,7 +147,7 @@ class Parallelized:
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
             self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
-                                   out_named, _donated_leaves(self.donate_argnums, args))
+                                   out_named, _donated_leaves(self._dynamic_donated(), args))
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
@@ -155,8 +174,26 @@ class Parallelized:
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
         self.out_shardings = {lab: placements_of_spec(self._named(layout, leaf).spec, self.mesh)
                               for lab, layout, leaf in zip(out_labels, parted.result_layouts, self._out_leaves)}
-        self._key = _key_of(leaves, in_def)
+        self._key = _key_of(leaves, in_def, labels)
+        self._static = static
+        self._traces[(static, self._key)] = {name: getattr(self, name) for name in _TRACE_STATE}
+        while len(self._traces) > _KEPT_TRACES:
+            del self._traces[next(iter(self._traces))]
         return self
+
+    def _switch_to(self, key) -> bool:
+        """Make the kept trace of `key` the current one (False: none kept)."""
+        state = self._traces.pop(key, None)
+        if state is None:
+            return False
+        if self._key is not None:  # the current trace's state as it is now (its fast-path entries)
+            current = (self._static, self._key)
+            if current in self._traces:
+                self._traces[current] = {name: getattr(self, name) for name in _TRACE_STATE}
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._traces[key] = state  # newest last
+        return True
 
     def _search(self, program, entries, labels, out_labels, limit):
         """The search under `limit`; a lowered limit (see trace) that no plan meets becomes the
@@ -169,6 +206,61 @@ class Parallelized:
             if limit == self.memory_limit or e.smallest_feasible is None:
                 raise
             return parallelize_hook(program, entries, labels, out_labels, e.smallest_feasible * (1 + 1e-9))
+
+    # -- static arguments (jax.jit's static_argnums) --------------------------------------------
+    def _split(self, args) -> tuple:
+        """(the traced arguments, the static ones' values) of a call's positional arguments."""
+        if not self.static_argnums:
+            return args, ()
+        if self.static_argnums[-1] >= len(args):
+            raise DistError(f"static_argnums {list(self.static_argnums)} names argument {self.static_argnums[-1]}, "
+                            f"but the step was called with {len(args)} arguments")
+        static = tuple(args[i] for i in self.static_argnums)
+        for i, v in zip(self.static_argnums, static):
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(f"static argument {i} must be hashable (as for jax.jit's static_argnums), "
+                                f"got a {type(v).__name__}") from None
+        return tuple(a for i, a in enumerate(args) if i not in self.static_argnums), static
+
+    def _with_static(self, static: tuple):
+        """fn of the traced arguments alone, the static ones fixed to `static`."""
+        if not self.static_argnums:
+            return self.fn
+        fn, argnums = self.fn, self.static_argnums
+
+        def traced(*args):
+            full, it = [], iter(args)
+            for i in range(len(args) + len(argnums)):
+                full.append(static[argnums.index(i)] if i in argnums else next(it))
+            return fn(*full)
+        traced.__name__ = getattr(fn, "__name__", "step")
+        return traced
+
+    def _leaf_labels(self, args) -> list[str]:
+        """The traced arguments' leaves by name (args[i] with i the position in the call)."""
+        return [lab for i, a in zip(self._dynamic_positions(len(args)), args) for lab in _labels(a, f"args[{i}]")]
+
+    def _dynamic_positions(self, n: int) -> list[int]:
+        """The positions, in the call, of the n traced arguments."""
+        return [i for i in range(n + len(self.static_argnums)) if i not in self.static_argnums]
+
+    def _dynamic_entries(self, n: int):
+        """in_placements for the n traced arguments: given per traced argument, or per positional
+        argument with None at the static ones (as jax.jit's in_shardings may be)."""
+        entries = self.in_placements
+        if not self.static_argnums or is_entry(entries) or not isinstance(entries, (list, tuple)) \
+                or len(entries) != n + len(self.static_argnums):
+            return entries
+        for i in self.static_argnums:
+            if entries[i] is not None:
+                raise DistError(f"in_placements[{i}] is given for static argument {i}; give None there")
+        return tuple(e for i, e in enumerate(entries) if i not in self.static_argnums)
+
+    def _dynamic_donated(self) -> tuple:
+        """donate_argnums as positions among the traced arguments."""
+        return tuple(i - sum(1 for j in self.static_argnums if j < i) for i in self.donate_argnums)
 
     def _own_placements(self, x, label: str):
         """The placements `x` carries when it is laid out by a NamedSharding over this mesh
@@ -194,10 +286,10 @@ class Parallelized:
         spec = to_spec(entry or [Replicate()] * self.mesh.ndim, self.mesh, tuple(shape), label)
         return spec_to_sharding("mesh", self.mesh.sharding_mesh, spec, len(shape))
 
-    def _result_shardings(self, abstract_args):
+    def _result_shardings(self, fn, abstract_args):
         """(labels, TensorSharding or None per result leaf) from out_placements."""
         import jax
-        out_shape = jax.eval_shape(self.fn, *abstract_args)
+        out_shape = jax.eval_shape(fn, *abstract_args)
         single = not isinstance(out_shape, tuple)
         out_tree = (out_shape,) if single else out_shape
         out_leaves, self._out_def = jax.tree_util.tree_flatten(out_shape)
@@ -222,10 +314,12 @@ class Parallelized:
         return NamedSharding(self.mesh.jax_mesh(), spec)
 
     def _ensure(self, args):
-        """The argument leaves, traced again when their structure, shapes or dtypes changed."""
+        """The traced arguments' leaves, traced again when their structure, shapes or dtypes (or
+        the static arguments) changed."""
         import jax
-        leaves, treedef = jax.tree_util.tree_flatten(args)
-        if _key_of(leaves, treedef) != self._key:
+        dynamic, static = self._split(args)
+        leaves, treedef = jax.tree_util.tree_flatten(dynamic)
+        if static != self._static or _key_of(leaves, treedef, lambda: self._leaf_labels(dynamic)) != self._key:
             self.trace(*args)
         return leaves
 
@@ -253,6 +347,11 @@ class Parallelized:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, *args):
         import jax
+        if self.static_argnums:
+            dynamic, static = self._split(args)
+            if static != self._static:
+                self.trace(*args)
+            args = dynamic
         leaves, treedef = jax.tree_util.tree_flatten(args)
         if self._treedef is not None and treedef == self._treedef:
             # Fast path: every leaf carries the very aval and sharding objects of an array passed
@@ -263,9 +362,18 @@ class Parallelized:
                     break
             else:
                 return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*leaves)))
-        if _key_of(leaves, treedef) != self._key:
-            self.trace(*args)
+        if _key_of(leaves, treedef, lambda: self._leaf_labels(args)) != self._key:
+            self.trace(*self._merged(args))
         return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*self._place(leaves))))
+
+    def _merged(self, dynamic) -> tuple:
+        """The call's positional arguments again, from the traced ones and the static values."""
+        if not self.static_argnums:
+            return dynamic
+        full, it = [], iter(dynamic)
+        for i in range(len(dynamic) + len(self.static_argnums)):
+            full.append(self._static[self.static_argnums.index(i)] if i in self.static_argnums else next(it))
+        return tuple(full)
 
     def moved_args(self, *args) -> list[str]:
         """The argument leaves (by label) not already laid out as this program takes them: each
@@ -297,6 +405,10 @@ class Parallelized:
 
 
 _MEMORY_ATTEMPTS = 4
+# what one trace sets (Parallelized.trace), kept per trace for the next call of its shapes
+_TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named", "_labels", "_treedef", "_known",
+                "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves")
+_KEPT_TRACES = 8
 
 
 def _with_keys(run, in_leaves, out_leaves, out_shardings=None, donated: tuple = ()):
@@ -320,13 +432,13 @@ def _with_keys(run, in_leaves, out_leaves, out_shardings=None, donated: tuple = 
     return jax.jit(boundary, **kw)
 
 
-def _argnums(donate_argnums) -> tuple:
-    """donate_argnums as jax.jit takes it (an int or a sequence of ints), checked."""
-    nums = (donate_argnums,) if isinstance(donate_argnums, int) else donate_argnums
+def _argnums(argnums, what: str) -> tuple:
+    """donate_argnums / static_argnums as jax.jit takes them (an int or a sequence of ints), checked."""
+    nums = (argnums,) if isinstance(argnums, int) and not isinstance(argnums, bool) else argnums
     if not isinstance(nums, (tuple, list)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
-        raise TypeError(f"donate_argnums must be an int or a sequence of ints, got {donate_argnums!r:.200}")
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {argnums!r:.200}")
     if any(i < 0 for i in nums):
-        raise DistError(f"donate_argnums must be argument positions (>= 0), got {list(nums)}")
+        raise DistError(f"{what} must be argument positions (>= 0), got {list(nums)}")
     return tuple(sorted(set(nums)))
 
 
@@ -357,10 +469,25 @@ def compiled_peak_bytes(run, leaves, named) -> float:
     return float(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)
 
 
-def _key_of(leaves, treedef):
+def _key_of(leaves, treedef, labels=None):
+    """(structure, per leaf its shape and dtype); `labels`: the leaves' names, or a function of
+    nothing that makes them (for the error on a leaf that is no array)."""
     # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
-    return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
-                          for x in leaves)
+    try:
+        return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
+                              for x in leaves)
+    except TypeError:  # a leaf that is no array or number (a str, an object)
+        for i, x in enumerate(leaves):
+            if not hasattr(x, "dtype"):
+                try:
+                    np.result_type(x)
+                except TypeError:
+                    names = labels() if callable(labels) else labels
+                    where = names[i] if names else f"argument leaf {i}"
+                    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number: pass it as a "
+                                    "static argument (parallelize(..., static_argnums=...)), as jax.jit would "
+                                    "need") from None
+        raise
 
 
 def whole_axes_only(sharding):
@@ -383,12 +510,15 @@ def _propagate(program):
 
 def parallelize(fn, mesh, in_placements, out_placements=None, strategy: str = "propagate",
                 example_args: tuple | None = None, memory_limit: float | None = None,
-                donate_argnums=()) -> Parallelized:
+                donate_argnums=(), static_argnums=()) -> Parallelized:
     """`fn` partitioned over `mesh` from its arguments' placements (see the module doc); with
     `example_args` it is traced (and checked) now, else at its first call. `donate_argnums`: as
     jax.jit's, the positional arguments whose buffers the results may reuse (a training step's
-    params and optimizer state: they are deleted by the call)."""
-    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit, donate_argnums)
+    params and optimizer state: they are deleted by the call). `static_argnums`: as jax.jit's, the
+    positional arguments passed to `fn` as they are (Python flags, strings, hashable config),
+    not traced; each new value traces again."""
+    p = Parallelized(fn, mesh, in_placements, out_placements, strategy, memory_limit, donate_argnums,
+                     static_argnums)
     if example_args is not None:
         p.trace(*example_args)
     return p
