@@ -269,7 +269,9 @@ def static_case() -> dict:
     bad = {"placement_at_static": lambda: parallelize(_flagged_step, MESH, ([R, Shard(1)], None, [R, R], None),
                                                       static_argnums=(2, 3))(w, x, True, "sum"),
            "unhashable": lambda: short(w, x, True, ["sum"]),
-           "str_traced": lambda: parallelize(_flagged_step, MESH, (None, None, None, None))(w, x, True, "sum"),
+           "flag_traced": lambda: parallelize(_flagged_step, MESH, (None, None, None, None))(w, x, True, "sum"),
+           "unhashable_leaf": lambda: parallelize(_flagged_step, MESH, (None, None, None, None),
+                                                  static_argnums=2)(w, x, True, {"how": bytearray(b"sum")}),
            "past_the_end": lambda: parallelize(_flagged_step, MESH, (None, None), static_argnums=5)(w, x, True, "sum"),
            "static_and_donated": lambda: parallelize(_flagged_step, MESH, (None, None), static_argnums=0,
                                                      donate_argnums=(0,))}
@@ -279,7 +281,11 @@ def static_case() -> dict:
             errors[name] = None
         except Exception as e:  # noqa: BLE001
             errors[name] = f"{type(e).__name__}: {e}"[:300]
-    return {"case": "static", "diffs": diffs, "tanh_ops": programs,
+    # a string anywhere in the arguments is passed as it is without static_argnums (as
+    # eqx.filter_jit passes non-array leaves); only the flag is named static here
+    only_flag = parallelize(_flagged_step, MESH, ([R, Shard(1)], [Shard(0), R], None, None), static_argnums=2)
+    string_diffs = [_diff(only_flag(w, x, False, how), ref(w, x, False, how)) for how in ("sum", "mean", "sum")]
+    return {"case": "static", "diffs": diffs, "string_diffs": string_diffs, "tanh_ops": programs,
             "kept": [seen.index(i) for i in seen] + [seen.index(id(short.program))],
             "small_diff": _diff(small, ref(w, x[:2], True, "sum")), "small_new": again not in seen, "donated_deleted": wd.is_deleted(),
             "donated_diff": _diff(out, ref(w, x, False, "sum")), "labels": sorted(short.in_shardings),

@@ -184,6 +184,34 @@ def equinox_case() -> dict:
     return {"case": "equinox", **row}
 
 
+def equinox_module_case() -> dict:
+    """The whole equinox module passed as it is, its activation functions leaves among the arrays
+    (not partitioned first): parallelize passes non-array leaves to the step as they are, as
+    eqx.filter_jit does, and the updated module comes back with them."""
+    import equinox as eqx
+    model = eqx.nn.MLP(8, 4, width_size=16, depth=2, activation=jax.nn.gelu, key=jax.random.PRNGKey(7))
+
+    def step(model, x, y):
+        loss = lambda m: jnp.mean((jax.vmap(m)(x) - y) ** 2)  # noqa: E731
+        value, grads = eqx.filter_value_and_grad(loss)(model)
+        return eqx.apply_updates(model, jax.tree_util.tree_map(lambda g: -0.1 * g, grads)), value, grads
+    by_path = {".layers[0].weight": [R, Shard(0)], ".layers[1].weight": COL, ".layers[2].weight": COL}
+    pl = jax.tree_util.tree_map_with_path(lambda path, _: by_path.get(jax.tree_util.keystr(path)), model)
+    ours, ref = parallelize(step, MESH, (pl, BATCH, BATCH)), eqx.filter_jit(step)
+    x, y = _data(11)
+    a = b = model
+    diffs, losses, same_functions = [], [], []
+    for _ in range(STEPS):
+        out, want = ours(a, x, y), ref(b, x, y)
+        arrays = lambda t: eqx.filter(t, eqx.is_array)  # noqa: E731
+        diffs.append(_max_diff(arrays(out), arrays(want)))
+        losses.append(float(want[1]))
+        same_functions.append(out[0].activation is jax.nn.gelu and out[0].final_activation is model.final_activation)
+        a, b = out[0], want[0]
+    return {"case": "equinox_module", "diffs": diffs, "losses": losses, "same_functions": same_functions,
+            "shardings": {k: repr(v) for k, v in ours.in_shardings.items()}}
+
+
 def keys_case() -> dict:
     """Typed PRNG keys (jax.random.key) in and out: one key threaded through the steps (split each
     step, dropout from the subkey) and a key per example, split over the batch like the data."""
@@ -207,7 +235,8 @@ def keys_case() -> dict:
 
 
 CASES = {"lists": lists_case, "optax": optax_case, "flax_nnx": nnx_case, "flax_linen": linen_case,
-         "equinox": equinox_case, "keys": keys_case, "guarded": guarded_case}
+         "equinox": equinox_case, "equinox_module": equinox_module_case, "keys": keys_case,
+         "guarded": guarded_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 MESH = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
 R = Replicate()
 COL, ROW = [R, Shard(1)], [R, Shard(0)]
-CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox", "keys", "guarded"]
+CASES = ["lists", "optax", "flax_nnx", "flax_linen", "equinox", "equinox_module", "keys", "guarded"]
 # leaves the prefixes must have placed (label -> placements), per case
 EXPECTED = {
     "lists": {"args[0]['layers'][0]['w']": COL, "args[0]['layers'][0]['b']": ROW, "args[0]['layers'][1]['b']": [R, R],
@@ -32,6 +32,8 @@ EXPECTED = {
                  "args[0]['l1']['bias'].value": [R, R]},
     "flax_linen": {"args[0]['params']['Dense_0']['kernel']": COL, "args[0]['params']['Dense_1']['bias']": [R, R]},
     "equinox": {"args[0].layers[0].weight": ROW, "args[0].layers[1].weight": COL, "args[0].layers[0].bias": [R, R]},
+    # the whole module: its function leaves are passed as they are, not traced (no label)
+    "equinox_module": {"args[0].layers[0].weight": ROW, "args[0].layers[2].bias": [R, R]},
     "keys": {"args[3]": [R, R], "args[4]": [Shard(0), R]},  # typed PRNG keys: placed as key arrays
     "guarded": {"args[0]['w1']": COL},  # optax.apply_if_finite: a partial logical and
 }
@@ -52,6 +54,8 @@ def test_library_pytrees_train_equal_to_one_device(rows, case):
     assert row["losses"][-1] < row["losses"][0]  # it trains
     for label, placements in EXPECTED[case].items():
         assert row["shardings"][label] == repr(placements), (label, row["shardings"])
+    if case == "equinox_module":  # the updated module keeps its very functions
+        assert all(row["same_functions"]) and not any("activation" in k for k in row["shardings"])
 
 
 Point = collections.namedtuple("Point", "x y")

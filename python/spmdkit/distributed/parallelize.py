@@ -21,6 +21,8 @@ step's outputs), else it is replicated. `out_placements` likewise per result of 
 result: one entry per element); None leaves a result to the strategy (propagate: what
 propagation decided; complete: replicated). `donate_argnums` (jax.jit's): the positional
 arguments whose buffers the results may reuse; the arrays passed are deleted by the call.
+`static_argnums` (jax.jit's) and leaves that are no array nor number reach `fn` as they are
+(static_args.py).
 
 The step is traced on abstract values (shapes and dtypes), so how the arguments happen to be laid
 out never enters the program. Once traced, a call whose arrays are laid out otherwise (host
@@ -38,6 +40,7 @@ from .errors import DistError
 from .mesh import as_process_mesh
 from .placement_trees import is_entry, leaf_entries
 from .placements import Replicate, placements_of_spec, to_spec
+from .static_args import StaticArgs, is_traced
 from .tensor import is_placed, put_all
 
 STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (docs/auto.md)
@@ -89,10 +92,13 @@ class Parallelized:
             raise DistError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.donate_argnums = _argnums(donate_argnums, "donate_argnums")
         self.static_argnums = _argnums(static_argnums, "static_argnums")
+        self._statics = StaticArgs(self.static_argnums)
         if set(self.donate_argnums) & set(self.static_argnums):
             raise DistError(f"argument {sorted(set(self.donate_argnums) & set(self.static_argnums))[0]} is both "
                             "static and donated")
-        self._static = None  # the static arguments' values the program was traced with
+        self._static = None  # the static part's key (static_args.Split.key) the program was traced with
+        self._out_static = None  # the results' static leaves (static_args.StaticArgs.bind)
+        self._fast = None  # (the call's treedef, its static leaves by index, its traced leaves' indices)
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = self.search_report = None
@@ -113,16 +119,17 @@ class Parallelized:
 
         from ..ir import import_jax
         from ..partition import complete_forward, partition, to_jax
-        args, static = self._split(args)
-        fn = self._with_static(static)
+        call = args
+        args, static = self._statics.split(call)
         leaves, in_def = jax.tree_util.tree_flatten(args)
         labels = self._leaf_labels(args)
         if self._switch_to((static, _key_of(leaves, in_def, labels))):
             return self
-        positions = self._dynamic_positions(len(args))
+        fn = self._statics.bind(self.fn, static)
+        positions = self._statics.positions(len(args))
         entries = [e if e is not None else self._own_placements(x, label) for label, x, e in
-                   zip(labels, leaves, _expand(self._dynamic_entries(len(args)), args, "in_placements", positions,
-                                               len(self.static_argnums)))]
+                   zip(labels, leaves, _expand(self._statics.entries(self.in_placements, len(args)), args,
+                                               "in_placements", positions, len(self.static_argnums)))]
         arg_shardings = [self._sharding(entry, np.shape(x), label) for label, x, entry in zip(labels, leaves, entries)]
         abstract = jax.tree_util.tree_unflatten(in_def, [_abstract(x) for x in leaves])
         out_labels, result_shardings = self._result_shardings(fn, abstract)
@@ -147,7 +154,7 @@ class Parallelized:
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
             self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
-                                   out_named, _donated_leaves(self._dynamic_donated(), args))
+                                   out_named, _donated_leaves(self._statics.traced_positions(self.donate_argnums), args))
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
@@ -175,7 +182,17 @@ class Parallelized:
         self.out_shardings = {lab: placements_of_spec(self._named(layout, leaf).spec, self.mesh)
                               for lab, layout, leaf in zip(out_labels, parted.result_layouts, self._out_leaves)}
         self._key = _key_of(leaves, in_def, labels)
-        self._static = static
+        self._static, self._out_static = static, fn.static_out[0]
+        # the fast path's view of a call: its static leaves (of static_argnums, and non-arrays) by index
+        fixed, traced, k = [], [], 0
+        for i, a in enumerate(call):
+            for x in jax.tree_util.tree_leaves(a):
+                if i in self.static_argnums or not is_traced(x):
+                    fixed.append((k, x))
+                else:
+                    traced.append(k)
+                k += 1
+        self._fast = (jax.tree_util.tree_structure(call), fixed, traced)
         self._traces[(static, self._key)] = {name: getattr(self, name) for name in _TRACE_STATE}
         while len(self._traces) > _KEPT_TRACES:
             del self._traces[next(iter(self._traces))]
@@ -207,60 +224,10 @@ class Parallelized:
                 raise
             return parallelize_hook(program, entries, labels, out_labels, e.smallest_feasible * (1 + 1e-9))
 
-    # -- static arguments (jax.jit's static_argnums) --------------------------------------------
-    def _split(self, args) -> tuple:
-        """(the traced arguments, the static ones' values) of a call's positional arguments."""
-        if not self.static_argnums:
-            return args, ()
-        if self.static_argnums[-1] >= len(args):
-            raise DistError(f"static_argnums {list(self.static_argnums)} names argument {self.static_argnums[-1]}, "
-                            f"but the step was called with {len(args)} arguments")
-        static = tuple(args[i] for i in self.static_argnums)
-        for i, v in zip(self.static_argnums, static):
-            try:
-                hash(v)
-            except TypeError:
-                raise TypeError(f"static argument {i} must be hashable (as for jax.jit's static_argnums), "
-                                f"got a {type(v).__name__}") from None
-        return tuple(a for i, a in enumerate(args) if i not in self.static_argnums), static
-
-    def _with_static(self, static: tuple):
-        """fn of the traced arguments alone, the static ones fixed to `static`."""
-        if not self.static_argnums:
-            return self.fn
-        fn, argnums = self.fn, self.static_argnums
-
-        def traced(*args):
-            full, it = [], iter(args)
-            for i in range(len(args) + len(argnums)):
-                full.append(static[argnums.index(i)] if i in argnums else next(it))
-            return fn(*full)
-        traced.__name__ = getattr(fn, "__name__", "step")
-        return traced
-
-    def _leaf_labels(self, args) -> list[str]:
+    def _leaf_labels(self, dynamic) -> list[str]:
         """The traced arguments' leaves by name (args[i] with i the position in the call)."""
-        return [lab for i, a in zip(self._dynamic_positions(len(args)), args) for lab in _labels(a, f"args[{i}]")]
-
-    def _dynamic_positions(self, n: int) -> list[int]:
-        """The positions, in the call, of the n traced arguments."""
-        return [i for i in range(n + len(self.static_argnums)) if i not in self.static_argnums]
-
-    def _dynamic_entries(self, n: int):
-        """in_placements for the n traced arguments: given per traced argument, or per positional
-        argument with None at the static ones (as jax.jit's in_shardings may be)."""
-        entries = self.in_placements
-        if not self.static_argnums or is_entry(entries) or not isinstance(entries, (list, tuple)) \
-                or len(entries) != n + len(self.static_argnums):
-            return entries
-        for i in self.static_argnums:
-            if entries[i] is not None:
-                raise DistError(f"in_placements[{i}] is given for static argument {i}; give None there")
-        return tuple(e for i, e in enumerate(entries) if i not in self.static_argnums)
-
-    def _dynamic_donated(self) -> tuple:
-        """donate_argnums as positions among the traced arguments."""
-        return tuple(i - sum(1 for j in self.static_argnums if j < i) for i in self.donate_argnums)
+        positions = self._statics.positions(len(dynamic))
+        return [lab for i, a in zip(positions, dynamic) for lab in _labels(a, f"args[{i}]")]
 
     def _own_placements(self, x, label: str):
         """The placements `x` carries when it is laid out by a NamedSharding over this mesh
@@ -317,7 +284,7 @@ class Parallelized:
         """The traced arguments' leaves, traced again when their structure, shapes or dtypes (or
         the static arguments) changed."""
         import jax
-        dynamic, static = self._split(args)
+        dynamic, static = self._statics.split(args)
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
         if static != self._static or _key_of(leaves, treedef, lambda: self._leaf_labels(dynamic)) != self._key:
             self.trace(*args)
@@ -347,33 +314,28 @@ class Parallelized:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, *args):
         import jax
-        if self.static_argnums:
-            dynamic, static = self._split(args)
-            if static != self._static:
-                self.trace(*args)
-            args = dynamic
         leaves, treedef = jax.tree_util.tree_flatten(args)
-        if self._treedef is not None and treedef == self._treedef:
-            # Fast path: every leaf carries the very aval and sharding objects of an array passed
-            # before (a jitted program's outputs share them from call to call), so its shape,
-            # dtype and layout are those already checked: no check, no copy.
-            for x, (aval, sharding) in zip(leaves, self._known):
-                if getattr(x, "aval", None) is not aval or x.sharding is not sharding:
-                    break
-            else:
-                return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*leaves)))
-        if _key_of(leaves, treedef, lambda: self._leaf_labels(args)) != self._key:
-            self.trace(*self._merged(args))
-        return jax.tree_util.tree_unflatten(self._out_def, list(self._run(*self._place(leaves))))
+        fast = self._fast
+        if fast is not None and treedef == fast[0]:
+            # Fast path: the same structure and static values, and every traced leaf carries the
+            # very aval and sharding objects of an array passed before (a jitted program's outputs
+            # share them from call to call), so its shape, dtype and layout are those already
+            # checked: no check, no copy.
+            call_def, fixed, traced = fast
+            if all(leaves[k] is v or (type(leaves[k]) is type(v) and leaves[k] == v) for k, v in fixed):
+                if fixed:
+                    leaves = [leaves[k] for k in traced]
+                for x, (aval, sharding) in zip(leaves, self._known):
+                    if getattr(x, "aval", None) is not aval or x.sharding is not sharding:
+                        break
+                else:
+                    return self._results(self._run(*leaves))
+        placed = self._place(self._ensure(args))  # may trace: self._run is read after it
+        return self._results(self._run(*placed))
 
-    def _merged(self, dynamic) -> tuple:
-        """The call's positional arguments again, from the traced ones and the static values."""
-        if not self.static_argnums:
-            return dynamic
-        full, it = [], iter(dynamic)
-        for i in range(len(dynamic) + len(self.static_argnums)):
-            full.append(self._static[self.static_argnums.index(i)] if i in self.static_argnums else next(it))
-        return tuple(full)
+    def _results(self, outs):
+        import jax
+        return self._statics.restore(jax.tree_util.tree_unflatten(self._out_def, list(outs)), self._out_static)
 
     def moved_args(self, *args) -> list[str]:
         """The argument leaves (by label) not already laid out as this program takes them: each
@@ -407,7 +369,7 @@ class Parallelized:
 _MEMORY_ATTEMPTS = 4
 # what one trace sets (Parallelized.trace), kept per trace for the next call of its shapes
 _TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named", "_labels", "_treedef", "_known",
-                "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves")
+                "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves", "_out_static", "_fast")
 _KEPT_TRACES = 8
 
 
@@ -476,7 +438,7 @@ def _key_of(leaves, treedef, labels=None):
     try:
         return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
                               for x in leaves)
-    except TypeError:  # a leaf that is no array or number (a str, an object)
+    except TypeError:  # a leaf that is no array or number (static_args makes such leaves static)
         for i, x in enumerate(leaves):
             if not hasattr(x, "dtype"):
                 try:
@@ -484,9 +446,7 @@ def _key_of(leaves, treedef, labels=None):
                 except TypeError:
                     names = labels() if callable(labels) else labels
                     where = names[i] if names else f"argument leaf {i}"
-                    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number: pass it as a "
-                                    "static argument (parallelize(..., static_argnums=...)), as jax.jit would "
-                                    "need") from None
+                    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number") from None
         raise
 
 
