@@ -209,13 +209,34 @@ def test_a_folder_that_is_no_checkpoint(tmp_path):
     assert issubclass(CheckpointError, DistError)
 
 
-def test_a_leaf_that_is_no_array_is_named(tmp_path):
-    with pytest.raises(CheckpointError, match=r"value \['f'\]: cannot save a leaf of type builtin_function_or_method: "
-                                              r"not an array"):
-        save_state_dict({"f": print}, tmp_path)
-    save_state_dict({"w": np.zeros(2)}, tmp_path)
+def test_leaves_that_are_no_data_come_from_like(tmp_path):
+    """A function or a name among the leaves (an equinox module's activations) is not saved, as
+    eqx.tree_serialise_leaves skips them: a load takes it from `like`. A like leaf that is no
+    data where the checkpoint holds an array is an error, not like's value; an object array
+    cannot be saved."""
+    save_state_dict({"f": print, "name": "run1", "w": np.arange(2.0)}, tmp_path / "a")
+    assert read_record(tmp_path / "a")["skipped"] == ["['f']", "['name']"]
+    back = load_state_dict(tmp_path / "a", {"f": len, "name": "run2", "w": np.zeros(2)})
+    assert back["f"] is len and back["name"] == "run2"
+    np.testing.assert_array_equal(back["w"], np.arange(2.0))
+    save_state_dict({"f": print}, tmp_path / "b")  # nothing but such leaves
+    assert load_state_dict(tmp_path / "b", {"f": print}) == {"f": print}
     with pytest.raises(CheckpointError, match=r"value \['w'\]: like's leaf is a str"):
-        load_state_dict(tmp_path, {"w": "zeros"})
+        load_state_dict(tmp_path / "a", {"w": "zeros"})
+    with pytest.raises(CheckpointError, match=r"value \['o'\]: cannot save a leaf of type ndarray: not an array"):
+        save_state_dict({"o": np.array([object()], dtype=object)}, tmp_path / "c")
+
+
+def test_an_equinox_module_round_trips(tmp_path):
+    eqx = pytest.importorskip("equinox")
+    model = eqx.nn.MLP(4, 2, 8, 2, activation=jax.nn.gelu, key=jax.random.PRNGKey(0))
+    save_state_dict({"model": model, "step": 7}, tmp_path)
+    like = eqx.nn.MLP(4, 2, 8, 2, activation=jax.nn.gelu, key=jax.random.PRNGKey(1))
+    back = load_state_dict(tmp_path, {"model": like, "step": 0})
+    assert back["step"] == 7 and back["model"].activation is jax.nn.gelu
+    for got, want in zip(jax.tree_util.tree_leaves(eqx.filter(back["model"], eqx.is_array)),
+                         jax.tree_util.tree_leaves(eqx.filter(model, eqx.is_array))):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 # ----------------------------------------------------------------------------- round trips

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..ir.jax_keys import is_key, key_data_shape, key_impl
 from .errors import DistError
+from .static_args import is_traced
 
 FORMAT = "spmdkit-checkpoint"
 VERSION = 1
@@ -171,11 +172,18 @@ def _checkpointer():
 
 def save_state_dict(state, path) -> Path:
     """Save the pytree `state` (jax.Arrays, numpy arrays, numbers) to the folder `path`; every
-    process calls it with its part of the same global state. Replaces a checkpoint already in
-    `path` atomically. Returns the folder that holds the new data (load_state_dict reads `path`)."""
+    process calls it with its part of the same global state. Leaves that are neither arrays nor
+    numbers (an equinox module's functions) are not saved: a load takes them from its `like`.
+    Replaces a checkpoint already in `path` atomically. Returns the folder that holds the new
+    data (load_state_dict reads `path`)."""
     import orbax.checkpoint as ocp
     path = Path(path).absolute()
     paths, leaves, _ = _flatten(state, "state")
+    # leaves that are no data (an equinox module's functions, a name): not saved; a load takes
+    # them from its `like`, as eqx.tree_serialise_leaves does
+    skipped = [p for p, leaf in zip(paths, leaves) if not is_traced(leaf)]
+    paths, leaves = zip(*[(p, leaf) for p, leaf in zip(paths, leaves) if is_traced(leaf)]) if \
+        len(skipped) < len(paths) else ((), ())
     arrays = [_as_array(leaf, p) for p, leaf in zip(paths, leaves)]
     names = _stored_names(paths)
     primary = _process_index() == 0
@@ -193,12 +201,15 @@ def save_state_dict(state, path) -> Path:
     _barrier("start")
     _pause_for_tests("write")
     with _quiet_orbax():
-        _checkpointer().save(path / new, args=ocp.args.PyTreeSave(dict(zip(names, arrays))))
+        if arrays:
+            _checkpointer().save(path / new, args=ocp.args.PyTreeSave(dict(zip(names, arrays))))
+        elif primary:  # nothing but skipped leaves: an empty data folder (orbax refuses an empty tree)
+            (path / new).mkdir()
     _barrier("written")
     if primary:
         leaves_record = {p: _leaf_record(n, leaf, a) for p, n, leaf, a in zip(paths, names, leaves, arrays)}
         record = {"format": FORMAT, "version": VERSION, "directory": new, "leaves": leaves_record,
-                  "files": _file_sizes(path / new)}
+                  "skipped": skipped, "files": _file_sizes(path / new)}
         _pause_for_tests("commit")
         _write_atomically(path / RECORD, json.dumps(record, indent=1))
         _remove_uncommitted(path, keep=new, wait=False)
@@ -331,8 +342,11 @@ def load_state_dict(path, like):
     folder = path / record["directory"]
     paths, leaves, treedef = _flatten(like, "like")
     files = _files_by_leaf(record)
-    items, restore_args, names, impls = {}, {}, [], {}
-    for p, leaf in zip(paths, leaves):
+    items, restore_args, names, impls, kept = {}, {}, [], {}, {}
+    for k, (p, leaf) in enumerate(zip(paths, leaves)):
+        if not is_traced(leaf) and p not in record["leaves"]:  # no data (a function, a name): like's own,
+            kept[k] = leaf                                       # as save skipped it
+            continue
         shape, dtype, sharding = _target(leaf, p)
         saved = record["leaves"].get(p)
         if saved is None:
@@ -358,11 +372,12 @@ def load_state_dict(path, like):
             restore_args[name] = ocp.ArrayRestoreArgs(sharding=sharding, global_shape=shape, dtype=dtype)
     try:
         restored = _checkpointer().restore(folder, args=ocp.args.PyTreeRestore(
-            item=items, restore_args=restore_args, partial_restore=True))
+            item=items, restore_args=restore_args, partial_restore=True)) if items else {}
     except Exception as e:  # noqa: BLE001 - orbax/tensorstore raise many kinds; find the leaf to blame
         raise _blame(folder, items, restore_args, dict(zip(names, paths)), e) from e
-    out = [restored[n] if n not in impls else jax.random.wrap_key_data(restored[n], impl=impls[n]) for n in names]
-    return jax.tree_util.tree_unflatten(treedef, out)
+    read = iter([restored[n] if n not in impls else jax.random.wrap_key_data(restored[n], impl=impls[n])
+                 for n in names])
+    return jax.tree_util.tree_unflatten(treedef, [kept[k] if k in kept else next(read) for k in range(len(leaves))])
 
 
 def _dtype_name(dtype) -> str:
