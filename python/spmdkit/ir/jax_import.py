@@ -40,7 +40,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .constants import dense_attr
-from .core import Block, Function, Op, Program, Region, Value
+from .core import Block, Function, Op, Program, Region, Value, paused_gc
 from .errors import IRError
 from .jax_keys import physical_aval, physical_data, physical_jaxpr, touches_keys
 from .jax_params import ParamError, attrs_from_params, jax_mesh_axes, remember_primitive
@@ -78,7 +78,8 @@ def import_jax(fn, *example_args, arg_shardings=None, result_shardings=None, mes
     for mesh_name, mesh in (meshes or {}).items():
         program.meshes[mesh_name] = mesh
     importer = _Importer(program, inline_calls)
-    main = importer.function(closed, "main", visibility=None)
+    with paused_gc():  # the program's objects are all kept: full collections would rescan them
+        main = importer.function(closed, "main", visibility=None)
     names = _arg_names(fn, example_args)
     for value, arg_name in zip(main.args, names):
         value.name = arg_name
