@@ -27,11 +27,13 @@ IMPORTER = {
     "while": "imported as `stablehlo.while`; its regions' ops have rules",
     "scan": "imported as the while loop JAX would run (dynamic slices and updates)",
     "sharding_constraint": "imported as `sdy.sharding_constraint` (a constraint, not a computation)",
+    "custom_linear_solve": "imported as its `solve` jaxpr (jnp.linalg.solve, inv), whose ops have rules",
 }
 
 _COLLECTIVE = ("a collective over named mesh axes: met only inside `shard_map` bodies, which run per device "
                "as written (manual axes); nothing to infer")
-_LINALG = "linear algebra on the trailing matrix dims: not emitted by the flax / equinox / optax layers; no rule yet"
+_LINALG = ("linear algebra on the trailing matrix dims that jnp.linalg's common functions do not emit; no rule "
+           "yet (cholesky, triangular_solve, lu, eigh, qr, svd, ... have rules: rules_yaml/jax_linalg.yaml)")
 _SUBPROGRAM = "carries a sub-program (a jaxpr param) that the importer does not open"
 _INTERNAL = "internal to JAX's tracing (never in a jaxpr a user's model gives)"
 
@@ -45,9 +47,7 @@ NO_RULE = {
         "unreduced_psum_start", "unreduced_reduce_scatter", "unreduced_reduce_scatter_start",
         "vary_unreduced_cast_p")},
     **{p: _LINALG for p in (
-        "cholesky", "cholesky_update", "eig", "eigh", "geqp3", "geqrf", "hessenberg", "householder_product", "lu",
-        "lu_pivots_to_permutation", "ormqr", "qr", "schur", "svd", "symmetric_product", "triangular_solve",
-        "tridiagonal", "tridiagonal_solve")},
+        "cholesky_update", "eig", "geqp3", "hessenberg", "ormqr", "schur", "symmetric_product", "tridiagonal")},
     "approx_top_k": "TPU's approximate top-k (its result size depends on recall_target): no rule yet; exact "
                     "`top_k` has one",
     "ragged_dot_general": "grouped matmul over ragged groups (MoE kernels): no rule yet",
@@ -59,7 +59,6 @@ NO_RULE = {
                      "have rules)",
     "select_and_scatter": "its select and scatter bodies are sub-programs; JAX's pooling grads emit "
                           "select_and_scatter_add, which has a rule",
-    "custom_linear_solve": _SUBPROGRAM,
     "composite": _SUBPROGRAM,
     "platform_index": "lax.platform_dependent's branch index, fixed by the compile platform: not read",
     "device_put": "a transfer of any number of arrays (placement, not computation): no rule",

@@ -57,6 +57,20 @@ def scan_gradients(x):
     return jax.grad(lambda x: (lax.cummax(x, axis=1) * lax.cumsum(x, axis=1)).sum())(x)
 
 
+def linear_algebra(a, b):
+    # batched linear algebra (rules_yaml/jax_linalg.yaml): the batch dim split, the matrix dims
+    # gathered; jnp.linalg.solve's custom_linear_solve, svd without U and V (norm ord 2), a grad
+    spd = a @ jnp.swapaxes(a, -1, -2) + 4.0 * jnp.eye(a.shape[-1])
+    chol = jnp.linalg.cholesky(spd)
+    w, v = jnp.linalg.eigh(spd)
+    q, r = jnp.linalg.qr(a)
+    s = jnp.linalg.svd(a)[1]
+    grad = jax.grad(lambda a: jnp.linalg.solve(a @ jnp.swapaxes(a, -1, -2) + 4.0 * jnp.eye(a.shape[-1]), b).sum())(a)
+    return (chol.sum((1, 2)) + w.sum(1) + jnp.abs(v).sum((1, 2)) + jnp.abs(r).sum((1, 2)) + s.sum(1)
+            + jnp.linalg.norm(a, ord=2, axis=(1, 2)) + jnp.linalg.slogdet(spd)[1]
+            + jax.scipy.linalg.solve_triangular(chol, b, lower=True).sum((1, 2)) + grad.sum((1, 2)))
+
+
 def run(fn, args, shardings, data_args, propagated=False):
     """`propagated`: partition from what propagation infers (the factor tables of every op), not
     from the arguments' annotations alone."""
@@ -86,6 +100,13 @@ def main():
                                            (img,), propagated)
         out["scan_gradients" + suffix] = run(scan_gradients, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,),
                                              propagated)
+        # random: distinct eigenvalues (a matrix of sines has rank 2, and a repeated eigenvalue
+        # leaves its eigenvectors to the algorithm)
+        mats = jax.random.normal(jax.random.PRNGKey(1), (4, 8, 8))
+        rhs = jax.random.normal(jax.random.PRNGKey(2), (4, 8, 4))
+        out["linear_algebra" + suffix] = run(linear_algebra, (mats, rhs), ['#sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>',
+                                                                        '#sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>'],
+                                             (mats, rhs), propagated)
         out["products" + suffix] = run(products, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,), propagated)
         out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
                                                  (x,), propagated)

@@ -11,6 +11,8 @@
   callee's argument/result shardings. `inline_calls=True` inlines the bodies instead (and drops
   the jit shardings). A custom derivative rule is not imported: differentiate before importing,
   as `train_step` does.
+- `custom_linear_solve` (jnp.linalg.solve, inv) is its `solve` jaxpr, inlined; `svd` without U and
+  V (jnp.linalg.norm(ord=2)) is imported with them (reduced), unused: its rule describes three results.
 - `shard_map` becomes `sdy.manual_computation` (in/out shardings from the specs, the manual axes
   implicit in a spec listed as explicitly replicated, body on local shapes, `sdy.return`).
 - `while` becomes `stablehlo.while` (operands: the carried values; the regions read the loop
@@ -155,6 +157,17 @@ class _Importer:
                 results = self.case(block, eqn, operands, result_types, env, here)
             elif prim == "scan":
                 results = self.scan(block, eqn, operands, here)
+            elif prim == "custom_linear_solve":  # jnp.linalg.solve / inv: its `solve` jaxpr computes it
+                results = self.linear_solve(block, eqn, operands, here)
+            elif prim == "svd" and not eqn.params.get("compute_uv", True):
+                # without U and V the primitive has one result, where its rule (jax_linalg.yaml)
+                # describes three: imported with them (reduced, so no larger than the input), unused
+                s_type = result_types[0]
+                m, n, k = *operands[0].type.shape[-2:], s_type.shape[-1]
+                batch = tuple(s_type.shape[:-1])
+                uv = [TensorType(batch + (m, k), s_type.dtype), TensorType(batch + (k, n), s_type.dtype)]
+                results = self.rule_op(block, eqn, operands, [s_type] + uv, here,
+                                       dict(eqn.params, compute_uv=True, full_matrices=False))[:1]
             elif prim in ("sharding_constraint", "reshard"):
                 results = self.sharding_constraint(block, eqn, operands, result_types, here)
             elif touches_keys(eqn):  # PRNG keys: their uint32 data and the ops JAX lowers to
@@ -171,9 +184,10 @@ class _Importer:
                 env[var] = value
 
     # -- one op per kind of equation -----------------------------------------------------------
-    def rule_op(self, block, eqn, operands, result_types, here) -> list[Value]:
+    def rule_op(self, block, eqn, operands, result_types, here, params=None) -> list[Value]:
         prim = eqn.primitive.name
-        for key, value in eqn.params.items():
+        params = eqn.params if params is None else params
+        for key, value in params.items():
             if key == "update_jaxpr":  # a scatter's combiner: jax_params rebuilds it from the name
                 continue
             if _is_jaxpr(value) or (isinstance(value, (tuple, list)) and any(_is_jaxpr(v) for v in value)):
@@ -182,7 +196,7 @@ class _Importer:
                                      f"while, cond, scan)", op=f"jax.{prim}")
         try:
             rank = result_types[0].rank if result_types else None  # the shardings JAX writes are its result's
-            attrs = attrs_from_params(prim, eqn.params, lambda named, where: self.sharding_attr(named, where, rank))
+            attrs = attrs_from_params(prim, params, lambda named, where: self.sharding_attr(named, where, rank))
         except ParamError as e:
             raise JaxImportError(f"{here}: {e.reason}", op=f"jax.{prim}") from None
         op = Op.create(f"jax.{prim}", operands, result_types, attrs, location=_location(eqn, here))
@@ -307,6 +321,16 @@ class _Importer:
         op = Op.create("stablehlo.while", carried, types, {}, [Region([cond]), Region([body])],
                        location=_location(eqn, here))
         return block.append(op).results[1:]  # the final carry, then the stacked outputs
+
+    def linear_solve(self, block, eqn, operands, here) -> list[Value]:
+        """lax.custom_linear_solve: its value is its `solve` jaxpr applied to that jaxpr's
+        constants and the right-hand side (the other jaxprs define its derivatives, which a
+        differentiated step already holds as equations of their own)."""
+        lengths, jaxprs = eqn.params["const_lengths"], eqn.params["jaxprs"]
+        start = lengths.matvec + lengths.vecmat
+        consts = operands[start:start + lengths.solve]
+        rhs = operands[lengths.matvec + lengths.vecmat + lengths.solve + lengths.transpose_solve:]
+        return self.inline_jaxpr(block, jaxprs.solve, list(consts) + list(rhs), here + " (its solve)")
 
     def inline_jaxpr(self, block, sub, operands, here) -> list[Value]:
         """The ops of closed jaxpr `sub` applied to `operands`, in place of an equation."""
