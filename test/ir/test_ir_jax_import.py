@@ -270,17 +270,29 @@ def test_arg_shardings_count_must_match():
 
 # -- bad input ---------------------------------------------------------------------------------
 def test_unsupported_primitives_are_named():
-    def solve(b):
-        return jax.lax.custom_linear_solve(lambda x: 2.0 * x, b, solve=lambda mv, c: c / 2.0)
-    with pytest.raises(JaxImportError, match="'custom_linear_solve' carries a sub-program") as info:
-        import_jax(solve, jnp.ones(3))
-    assert isinstance(info.value, (IRError, ValueError)) and info.value.op == "jax.custom_linear_solve"
+    def custom_reduce(x):  # a reduction whose body is no named one: its jaxpr param is not opened
+        return jax.lax.reduce(x, 0.0, lambda a, b: a + b * b, (0,))
+    with pytest.raises(JaxImportError, match="'reduce' carries a sub-program") as info:
+        import_jax(custom_reduce, jnp.ones(3))
+    assert isinstance(info.value, (IRError, ValueError)) and info.value.op == "jax.reduce"
 
     def callback(x):
         return jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct((3,), jnp.float32), x)
     with pytest.raises(JaxImportError, match=r"host callback \(pure_callback\) computes its results in Python") as info:
         import_jax(callback, jnp.ones(3))
     assert info.value.op == "jax.pure_callback"
+
+
+def test_custom_linear_solve_is_its_solve():
+    """custom_linear_solve (jnp.linalg.solve, inv) imports as its `solve` jaxpr, inlined."""
+    def solve(b):
+        return jax.lax.custom_linear_solve(lambda x: 2.0 * x, b, solve=lambda mv, c: c / 2.0 + 0.0 * mv(c))
+    program = import_jax(solve, jnp.arange(3.0), inline_calls=True)
+    assert not any(op.name == "jax.custom_linear_solve" for op in program.main.walk())
+    np.testing.assert_allclose(np.asarray(evaluate(program, np.arange(3.0, dtype=np.float32))[0]), np.arange(3.0) / 2)
+    a = np.array([[3.0, 1.0], [1.0, 2.0]], np.float32)
+    program = import_jax(lambda a: jnp.linalg.inv(a), a, inline_calls=True)
+    np.testing.assert_allclose(np.asarray(evaluate(program, a)[0]), np.linalg.inv(a), rtol=1e-5)
 
 
 def test_tracing_failure_is_a_typed_error():
