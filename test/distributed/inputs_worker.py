@@ -222,6 +222,15 @@ def donation_case() -> dict:
         params, loss = donating(params, xs)
         want, expect_loss = ref(want, x)
         diffs.append(max(_diff(params, want), _diff(loss, expect_loss)))
+    # an argument that must first be moved (here: on one device) is copied, and the copy donated:
+    # the caller's array stays valid even where the move would keep its buffer
+    # (b replicated: device 0's block is the whole array, which jax.device_put would share)
+    whole_b = dict(pl, b=[R, R])
+    replicated = parallelize(sgd_step, MESH, (whole_b, [Shard(0), R]), out_placements=(whole_b, None), donate_argnums=0)
+    single = {"a": jax.device_put(w["a"], jax.devices()[0]), "b": jax.device_put(w["b"], jax.devices()[0])}
+    moved_out, _ = replicated(single, xs)
+    moved_kept = not any(single[k].is_deleted() for k in single) and _diff(single, w) == 0.0
+    moved_diff = _diff(moved_out, ref(w, x)[0])
     alias = lambda p: p.lower(params, xs).compile().memory_analysis().alias_size_in_bytes
     errors = {}
     for bad in ("x", -1, 5, [0, 1.5]):
@@ -231,6 +240,7 @@ def donation_case() -> dict:
         except Exception as e:  # noqa: BLE001
             errors[repr(bad)] = f"{type(e).__name__}: {e}"[:200]
     return {"case": "donation", "diffs": diffs, "first_deleted": [first[k].is_deleted() for k in ("a", "b")],
+            "moved_kept": moved_kept, "moved_diff": moved_diff,
             "data_deleted": xs.is_deleted(), "alias_bytes": alias(donating), "alias_bytes_keeping": alias(keeping),
             "errors": errors}
 

@@ -71,6 +71,8 @@ def test_donated_params_are_reused_by_the_step(rows):
     row = _row(rows, "donation")
     assert len(row["diffs"]) == 4 and max(row["diffs"]) <= TOL
     assert row["first_deleted"] == [True, True] and not row["data_deleted"]
+    # an argument that had to be moved first is copied, the copy donated: the caller's stays valid
+    assert row["moved_kept"] and row["moved_diff"] <= TOL
     # XLA aliases the donated params' buffers to the new params (4 + 16 floats per device here)
     assert row["alias_bytes"] >= 4 * (8 * 16 + 16 * 4) // 2 and row["alias_bytes_keeping"] == 0
     errors = row["errors"]

@@ -99,6 +99,7 @@ class Parallelized:
         self._static = None  # the static part's key (static_args.Split.key) the program was traced with
         self._out_static = None  # the results' static leaves (static_args.StaticArgs.bind)
         self._fast = None  # (the call's treedef, its static leaves by index, its traced leaves' indices)
+        self._donated: tuple = ()  # the traced leaves donate_argnums gives up
         self.fn, self.mesh, self.strategy = fn, as_process_mesh(mesh), strategy
         self.in_placements, self.out_placements = in_placements, out_placements
         self.program = self.partitioned = self._run = self.search_report = None
@@ -153,8 +154,9 @@ class Parallelized:
             # user's mesh as they leave (the same devices and blocks: no data moves)
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
+            self._donated = _donated_leaves(self._statics.traced_positions(self.donate_argnums), args)
             self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
-                                   out_named, _donated_leaves(self._statics.traced_positions(self.donate_argnums), args))
+                                   out_named, self._donated)
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
@@ -297,6 +299,13 @@ class Parallelized:
         named = self._arg_named
         todo = [i for i, (x, s) in enumerate(zip(leaves, named)) if not is_placed(x, s)]
         placed = leaves
+        if todo and self._donated:
+            # a donated leaf that must move is copied first: moving may keep the caller's buffer on
+            # a device (jax.device_put aliases where it can), and the call would delete it
+            import jax.numpy as jnp
+            donated = set(self._donated)
+            leaves = [jnp.copy(x) if i in donated and i in todo and hasattr(x, "addressable_shards") else x
+                      for i, x in enumerate(leaves)]
         if todo:
             try:
                 placed = put_all(leaves, named)
@@ -369,7 +378,8 @@ class Parallelized:
 _MEMORY_ATTEMPTS = 4
 # what one trace sets (Parallelized.trace), kept per trace for the next call of its shapes
 _TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named", "_labels", "_treedef", "_known",
-                "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves", "_out_static", "_fast")
+                "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves", "_out_static", "_fast",
+                "_donated")
 _KEPT_TRACES = 8
 
 
