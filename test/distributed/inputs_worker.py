@@ -302,6 +302,36 @@ def static_case() -> dict:
             "errors": errors}
 
 
+def explicit_context_case() -> dict:
+    """A step written for JAX's explicit sharding (`jax.set_mesh` of an Explicit-axes mesh, an
+    einsum with out_sharding, jax.sharding.reshard), called inside that context: it runs (our
+    shard_map runs outside the context mesh, which JAX would hold against it), its results come
+    back on the context's mesh (the same blocks), so explicit-mode code uses them on, and a
+    second step takes them in place."""
+    from jax.sharding import reshard
+    em = jax.make_mesh((2, 2), ("dp", "mp"), axis_types=(AxisType.Explicit,) * 2, devices=jax.devices()[:4])
+    w, x = _params()
+
+    def step(w, x):
+        def loss(w):
+            h = jnp.tanh(jnp.matmul(x, w["a"]))
+            out = reshard(jnp.einsum("bh,hd->bd", h, w["b"], out_sharding=P("dp", None)), P("dp", None))
+            return jnp.mean(out ** 2)
+        value, grads = jax.value_and_grad(loss)(w)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, w, grads), value
+    with jax.set_mesh(em):
+        args = jax.device_put((w, x), ({"a": P(None, "mp"), "b": P("mp")}, P("dp")))
+        want = jax.jit(step)(*args)
+        ours = parallelize(step, MESH, (None, None))
+        got = ours(*args)
+        same_mesh = all(leaf.sharding.mesh == em for leaf in jax.tree_util.tree_leaves(got))
+        used_on = float((got[0]["a"] * 2 + args[0]["a"]).sum())  # explicit-mode code reads them
+        moved = ours.moved_args(got[0], args[1])
+        again, want_again = ours(got[0], args[1]), jax.jit(step)(want[0], args[1])
+    return {"case": "explicit_context", "diff": max(_diff(got, want), _diff(again, want_again)),
+            "same_mesh": same_mesh, "used_on": used_on, "moved": moved}
+
+
 CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "first_device_put": lambda: first_call_case("device_put"),
          "first_explicit_mesh": lambda: first_call_case("explicit_mesh"),
@@ -311,7 +341,7 @@ CASES = {"first_shard_tensor": lambda: first_call_case("shard_tensor"),
          "constraint_none": lambda: constraint_case("none"),
          "constraint_wsc_complete": lambda: constraint_case("wsc", "complete"),
          "unmovable": unmovable_case, "conv": conv_case, "print_round_trip": print_round_trip_case,
-         "donation": donation_case, "static": static_case}
+         "donation": donation_case, "static": static_case, "explicit_context": explicit_context_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

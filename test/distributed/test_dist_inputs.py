@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -16,7 +17,7 @@ from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E40
 HERE = Path(__file__).parent
 CASES = ["first_shard_tensor", "first_device_put", "first_explicit_mesh", "first_host", "first_abstract",
          "previous_outputs", "constraint_wsc", "constraint_reshard", "constraint_none", "constraint_wsc_complete",
-         "unmovable", "conv", "print_round_trip", "donation", "static"]
+         "unmovable", "conv", "print_round_trip", "donation", "static", "explicit_context"]
 TOL = 1e-5
 SPLIT = {"args[0]['a']": "[Replicate(), Shard(1)]", "args[0]['b']": "[Replicate(), Shard(0)]",
          "args[1]": "[Shard(0), Replicate()]"}
@@ -98,6 +99,12 @@ def test_static_arguments_reach_the_step_as_they_are(rows):
     assert errors["unhashable_leaf"].startswith("TypeError: args[3]['how'] is a bytearray: neither an array")
     assert errors["past_the_end"].startswith("DistError") and "called with 4 arguments" in errors["past_the_end"]
     assert errors["static_and_donated"] == "DistError: argument 0 is both static and donated"
+
+
+def test_a_step_written_for_explicit_sharding_runs_in_its_context(rows):
+    row = _row(rows, "explicit_context")
+    assert row["diff"] <= TOL and row["same_mesh"] and row["moved"] == []
+    assert np.isfinite(row["used_on"])
 
 
 def test_an_argument_that_cannot_be_moved_is_named(rows):

@@ -396,12 +396,58 @@ def _with_keys(run, in_leaves, out_leaves, out_shardings=None, donated: tuple = 
     if donated:
         kw["donate_argnums"] = donated
     if not any(keys_in) and not any(keys_out):
-        return jax.jit(run, **kw)
+        return _OutsideContextMesh(jax.jit(run, **kw))
 
     def boundary(*leaves):
         outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
         return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
-    return jax.jit(boundary, **kw)
+    return _OutsideContextMesh(jax.jit(boundary, **kw))
+
+
+class _OutsideContextMesh:
+    """A jitted program called and lowered outside the mesh context the caller may have set
+    (`with jax.set_mesh(mesh)`, as code written for explicit sharding runs): its shard_map names
+    its own mesh, which JAX refuses under a context mesh of other axis types."""
+
+    __slots__ = ("jitted",)
+
+    def __init__(self, jitted):
+        self.jitted = jitted
+
+    def __call__(self, *args):
+        from jax.sharding import get_abstract_mesh
+        if get_abstract_mesh().empty:
+            return self.jitted(*args)
+        import jax
+        context = jax.sharding.get_mesh()
+        with jax.set_mesh(None):
+            outs = self.jitted(*args)
+        return _on_context_mesh(outs, context)
+
+    def lower(self, *args):
+        import jax
+        with jax.set_mesh(None):
+            return self.jitted.lower(*args)
+
+
+def _on_context_mesh(outs, context) -> tuple:
+    """The results laid out on the caller's context mesh where it is ours in other axis types
+    (the same axis names, sizes and devices): the same blocks on the same devices, typed as
+    code under that context expects them (explicit sharding refuses arrays of another mesh)."""
+    import jax
+    from jax.sharding import NamedSharding
+    if context is None or getattr(context, "empty", True):
+        return outs
+    names, sizes, devices = context.axis_names, context.axis_sizes, context.devices.tolist()
+    out = []
+    for y in outs:
+        s = getattr(y, "sharding", None)
+        m = getattr(s, "mesh", None)
+        if isinstance(s, NamedSharding) and m is not context and m.axis_names == names and \
+                m.axis_sizes == sizes and m.devices.tolist() == devices:
+            y = jax.device_put(y, NamedSharding(context, s.spec))
+        out.append(y)
+    return tuple(out)
 
 
 def _argnums(argnums, what: str) -> tuple:
