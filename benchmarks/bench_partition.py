@@ -2,7 +2,8 @@
 
 Imports (import_jax) and propagates the d=128 training step of bench_program_path.py at each layer
 count once, then times `spmdkit.partition.partition` of it (best of N, wall ms) against
-`spmdkit.propagate` of a fresh import (the stage the issue compares it with).
+`spmdkit.propagate` of a fresh import (the stage the issue compares it with): alone, and handed
+the propagation's signature numbers as parallelize hands them (`partition(program, signatures=)`).
 
     PYTHONPATH=python python benchmarks/bench_partition.py [--stages 4 24] [--repeat 5]
         [--profile N] [--digest] [--cpu]
@@ -27,11 +28,12 @@ sys.path.insert(0, HERE)
 
 
 def propagated(layers: int):
-    """(a fresh import thunk, the propagated program) of bench_program_path's first-call step."""
+    """(a fresh import thunk, the propagated program, its ops' signature numbers) of
+    bench_program_path's first-call step."""
     import jax.numpy as jnp
 
-    import spmdkit
     from bench_program_path import _our_inputs, make_step
+    from spmdkit.propagation.from_ir import propagate_program
     from spmdkit.ir import import_jax
     step, params, specs = make_step(layers, d=128, heads=4, ffn=512, vocab=256)
     tokens = jnp.zeros((16, 64), jnp.int32)
@@ -41,8 +43,8 @@ def propagated(layers: int):
         return import_jax(step, params, tokens, tokens, inline_calls=True, meshes={"mesh": mesh.sharding_mesh},
                           arg_shardings=arg_shardings)
     program = fresh()
-    spmdkit.propagate(program)
-    return fresh, program
+    signatures = propagate_program(program).signatures
+    return fresh, program, signatures
 
 
 def digest(parted) -> str:
@@ -91,7 +93,7 @@ def main() -> None:
     if args.profile:
         import cProfile
         import pstats
-        _, program = propagated(args.profile)
+        _, program, _ = propagated(args.profile)
         partition(program)  # warm: rule registry, jax imports
         prof = cProfile.Profile()
         prof.enable()
@@ -102,11 +104,12 @@ def main() -> None:
         return
     unit = "CPU" if args.cpu else "wall"
     print(f"partition alone, best of {args.repeat}, {unit} ms (propagate: of a fresh import, alternating)")
-    print(f"{'layers':>6} {'ops':>6} | {'propagate':>9} {'partition':>9} | partition/propagate | digest")
+    print(f"{'layers':>6} {'ops':>6} | {'propagate':>9} {'partition':>9} {'handed':>7} | partition/propagate "
+          f"handed/propagate | digest")
     for layers in args.stages:
-        fresh, program = propagated(layers)
+        fresh, program, signatures = propagated(layers)
         n_ops = sum(1 for _ in program.walk())
-        prop, part, parted = [], [], None
+        prop, part, handed, parted = [], [], [], None
         for _ in range(args.repeat):
             other = fresh()
             t = clock()
@@ -116,9 +119,15 @@ def main() -> None:
             t = clock()
             parted = partition(program)
             part.append(clock() - t)
-        p, q = min(prop) * 1e3, min(part) * 1e3
+            t = clock()
+            parted_handed = partition(program, signatures=signatures)
+            handed.append(clock() - t)
+        p, q, h = min(prop) * 1e3, min(part) * 1e3, min(handed) * 1e3
         mark = digest(parted) if args.digest else "-"
-        print(f"{layers:>6} {n_ops:>6} | {p:>9.1f} {q:>9.1f} | {q / p:>19.2f} | {mark}", flush=True)
+        if args.digest and digest(parted_handed) != mark:
+            mark += " (handed: differs!)"
+        print(f"{layers:>6} {n_ops:>6} | {p:>9.1f} {q:>9.1f} {h:>7.1f} | {q / p:>19.2f} {h / p:>16.2f} | {mark}",
+              flush=True)
 
 
 if __name__ == "__main__":
