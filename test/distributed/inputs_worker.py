@@ -101,11 +101,19 @@ def unmovable_case() -> dict:
     step = parallelize(sgd_step, MESH, (None, [Shard(0), R]), example_args=(w, x))
     gone = jax.device_put(w["b"])
     gone.delete()
+    out = {"case": "unmovable", "error_type": None}
     try:
         step({"a": w["a"], "b": gone}, x)
     except DistError as e:
-        return {"case": "unmovable", "error_type": "DistError", "value": e.value, "message": str(e)[:300]}
-    return {"case": "unmovable", "error_type": None}
+        out.update(error_type="DistError", value=e.value, message=str(e)[:300])
+    # the same with donation (a moved donated argument is copied first: the copy cannot be made)
+    donating = parallelize(sgd_step, MESH, (None, [Shard(0), R]), example_args=(w, x), donate_argnums=0)
+    try:
+        donating({"a": w["a"], "b": gone}, x)
+        out["donated_error"] = None
+    except Exception as e:  # noqa: BLE001
+        out["donated_error"] = f"{type(e).__name__}: value {getattr(e, 'value', None)}"
+    return out
 
 
 def constraint_case(kind: str, strategy: str = "propagate") -> dict:

@@ -111,6 +111,7 @@ def test_an_argument_that_cannot_be_moved_is_named(rows):
     row = _row(rows, "unmovable")
     assert row["error_type"] == "DistError" and row["value"] == "args[0]['b']", row
     assert "cannot lay it out" in row["message"]
+    assert row["donated_error"] == "DistError: value args[0]['b']"
 
 
 @pytest.mark.parametrize("kind", ["wsc", "reshard", "wsc_complete"])

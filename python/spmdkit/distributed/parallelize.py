@@ -302,9 +302,9 @@ class Parallelized:
         if todo and self._donated:
             # a donated leaf that must move is copied first: moving may keep the caller's buffer on
             # a device (jax.device_put aliases where it can), and the call would delete it
-            import jax.numpy as jnp
+            import jax
             donated = set(self._donated)
-            leaves = [jnp.copy(x) if i in donated and i in todo and hasattr(x, "addressable_shards") else x
+            leaves = [_own_copy(x) if i in donated and i in todo and isinstance(x, jax.Array) else x
                       for i, x in enumerate(leaves)]
         if todo:
             try:
@@ -428,6 +428,16 @@ class _OutsideContextMesh:
         import jax
         with jax.set_mesh(None):
             return self.jitted.lower(*args)
+
+
+def _own_copy(x):
+    """A copy of a jax.Array in its own buffers; x itself when it cannot be copied (a deleted
+    buffer: the move that follows names it)."""
+    import jax.numpy as jnp
+    try:
+        return jnp.copy(x)
+    except Exception:  # noqa: BLE001 - put_all raises the DistError naming the leaf
+        return x
 
 
 def _on_context_mesh(outs, context) -> tuple:
