@@ -71,6 +71,20 @@ def linear_algebra(a, b):
             + jax.scipy.linalg.solve_triangular(chol, b, lower=True).sum((1, 2)) + grad.sum((1, 2)))
 
 
+def remat_names(x):
+    # checkpoint_name under a save_only_these_names policy (jax.name), an optimization barrier
+    # over two values (one barrier each), named_call and reduce_precision
+    from jax.ad_checkpoint import checkpoint_name
+
+    def layer(w):
+        h = checkpoint_name(jnp.tanh(x @ w), "h")
+        return jnp.sin(h) @ w.T
+    f = jax.checkpoint(layer, policy=jax.checkpoint_policies.save_only_these_names("h"))
+    g = jax.grad(lambda w: f(w).sum())(x.T)
+    a, b = lax.optimization_barrier((g, x))
+    return jax.named_call(jnp.tanh, name="act")(a) + lax.reduce_precision(b, exponent_bits=5, mantissa_bits=10)
+
+
 def run(fn, args, shardings, data_args, propagated=False):
     """`propagated`: partition from what propagation infers (the factor tables of every op), not
     from the arguments' annotations alone."""
@@ -107,6 +121,8 @@ def main():
         out["linear_algebra" + suffix] = run(linear_algebra, (mats, rhs), ['#sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>',
                                                                         '#sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>'],
                                              (mats, rhs), propagated)
+        out["remat_names" + suffix] = run(remat_names, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,),
+                                          propagated)
         out["products" + suffix] = run(products, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,), propagated)
         out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
                                                  (x,), propagated)

@@ -15,5 +15,5 @@ def test_partitioned_programs_match_jax():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     # each from the arguments' annotations alone, and from what propagation infers
     assert result == {f"{case}{how}": True for case in ("dropout_and_math", "pooling_grad", "spectral_and_round", "products",
-                                                           "scan_gradients", "linear_algebra")
+                                                           "scan_gradients", "linear_algebra", "remat_names")
                       for how in ("", " propagated")}

@@ -11,6 +11,8 @@
   callee's argument/result shardings. `inline_calls=True` inlines the bodies instead (and drops
   the jit shardings). A custom derivative rule is not imported: differentiate before importing,
   as `train_step` does.
+- An `optimization_barrier` over several values becomes one barrier per value (its rule is one
+  value's identity; XLA's grouping of the values is not kept).
 - `custom_linear_solve` (jnp.linalg.solve, inv) is its `solve` jaxpr, inlined; `svd` without U and
   V (jnp.linalg.norm(ord=2)) is imported with them (reduced), unused: its rule describes three results.
 - `shard_map` becomes `sdy.manual_computation` (in/out shardings from the specs, the manual axes
@@ -159,6 +161,12 @@ class _Importer:
                 results = self.scan(block, eqn, operands, here)
             elif prim == "custom_linear_solve":  # jnp.linalg.solve / inv: its `solve` jaxpr computes it
                 results = self.linear_solve(block, eqn, operands, here)
+            elif prim == "optimization_barrier" and len(operands) > 1:
+                # its rule is one value's identity: a barrier over several values is imported as
+                # one per value (the same values; XLA's grouping of them is not kept)
+                results = [block.append(Op.create("jax.optimization_barrier", [v], [t], {},
+                                                  location=_location(eqn, here))).results[0]
+                           for v, t in zip(operands, result_types)]
             elif prim == "svd" and not eqn.params.get("compute_uv", True):
                 # without U and V the primitive has one result, where its rule (jax_linalg.yaml)
                 # describes three: imported with them (reduced, so no larger than the input), unused
