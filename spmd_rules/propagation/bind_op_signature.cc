@@ -1,9 +1,11 @@
 // The signature of an IR op (spmdkit.ir.core.op_signature): its name, its operand and result
 // types, its attributes as a key. Ops of one signature share a factor table (the propagation
-// graph's build) and every answer a rule gives about them (the partitioner's memos); both ask it
-// of every op, so it is made here in one call per block. The Python definition stays the
-// reference: an attribute value other than a list or tuple of atoms is keyed by ir.core.frozen_attr.
-#include "propagation/bind_op_signature.h"
+// graph's build) and every answer a rule gives about them (the partitioner's memos); every op of a
+// block is numbered here in one call (ir.signatures.OpSignatures, which propagation hands on to
+// the partition). The Python definition stays the reference: an attribute value other than a list
+// or tuple of atoms is keyed by ir.core.frozen_attr.
+#include <pybind11/pybind11.h>
+
 #include "python_objects.h"
 
 namespace py = pybind11;

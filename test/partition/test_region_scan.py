@@ -15,7 +15,7 @@ from spmdkit.ir import import_jax
 from spmdkit.ir.types import OpaqueType
 from spmdkit.partition.layouts import ProgramMesh
 from spmdkit.partition.regions import _is_elementwise, _nested_uses
-from spmdkit.partition.rules import CALL_OPS, sign_block
+from spmdkit.partition.rules import CALL_OPS
 from spmdkit.sharding import Mesh, parse_sharding
 from test_partition_memo import ROLE, SPLITS, gpt_step, scan_step
 
@@ -59,7 +59,7 @@ def reference_scan(ops, pm, users):
 def assert_same_scan(program):
     fn = program.main
     pm = ProgramMesh.of(program)
-    sign_block(fn.body.ops, pm)
+    pm.signed.sign(fn.body.ops)
     start = {id(v): [] for v in fn.body.terminator.operands}
     ours_users, ref_users = {k: [] for k in start}, {k: [] for k in start}
     uses, groups, checked = _core.scan_regions(fn.body.ops, pm.signatures, pm.elementwise,

@@ -182,8 +182,8 @@ def save_state_dict(state, path) -> Path:
     # leaves that are no data (an equinox module's functions, a name): not saved; a load takes
     # them from its `like`, as eqx.tree_serialise_leaves does
     skipped = [p for p, leaf in zip(paths, leaves) if not is_traced(leaf)]
-    paths, leaves = zip(*[(p, leaf) for p, leaf in zip(paths, leaves) if is_traced(leaf)]) if \
-        len(skipped) < len(paths) else ((), ())
+    data = [k for k, leaf in enumerate(leaves) if is_traced(leaf)]
+    paths, leaves = [paths[k] for k in data], [leaves[k] for k in data]
     arrays = [_as_array(leaf, p) for p, leaf in zip(paths, leaves)]
     names = _stored_names(paths)
     primary = _process_index() == 0

@@ -40,7 +40,7 @@ from .errors import DistError
 from .mesh import as_process_mesh
 from .placement_trees import is_entry, leaf_entries
 from .placements import Replicate, placements_of_spec, to_spec
-from .static_args import StaticArgs, is_traced
+from .static_args import StaticArgs
 from .tensor import is_placed, put_all
 
 STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (docs/auto.md)
@@ -124,7 +124,7 @@ class Parallelized:
         args, static = self._statics.split(call)
         leaves, in_def = jax.tree_util.tree_flatten(args)
         labels = self._leaf_labels(args)
-        if self._switch_to((static, _key_of(leaves, in_def, labels))):
+        if self._switch_to((static, _key_of(leaves, in_def))):
             return self
         fn = self._statics.bind(self.fn, static)
         positions = self._statics.positions(len(args))
@@ -183,18 +183,9 @@ class Parallelized:
         self.in_shardings = {lab: placements_of_spec(s.spec, self.mesh) for lab, s in zip(labels, self._arg_named)}
         self.out_shardings = {lab: placements_of_spec(self._named(layout, leaf).spec, self.mesh)
                               for lab, layout, leaf in zip(out_labels, parted.result_layouts, self._out_leaves)}
-        self._key = _key_of(leaves, in_def, labels)
+        self._key = _key_of(leaves, in_def)
         self._static, self._out_static = static, fn.static_out[0]
-        # the fast path's view of a call: its static leaves (of static_argnums, and non-arrays) by index
-        fixed, traced, k = [], [], 0
-        for i, a in enumerate(call):
-            for x in jax.tree_util.tree_leaves(a):
-                if i in self.static_argnums or not is_traced(x):
-                    fixed.append((k, x))
-                else:
-                    traced.append(k)
-                k += 1
-        self._fast = (jax.tree_util.tree_structure(call), fixed, traced)
+        self._fast = (jax.tree_util.tree_structure(call), *self._statics.call_slots(call))  # __call__'s view
         self._traces[(static, self._key)] = {name: getattr(self, name) for name in _TRACE_STATE}
         while len(self._traces) > _KEPT_TRACES:
             del self._traces[next(iter(self._traces))]
@@ -288,7 +279,7 @@ class Parallelized:
         import jax
         dynamic, static = self._statics.split(args)
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
-        if static != self._static or _key_of(leaves, treedef, lambda: self._leaf_labels(dynamic)) != self._key:
+        if static != self._static or _key_of(leaves, treedef) != self._key:
             self.trace(*args)
         return leaves
 
@@ -330,7 +321,7 @@ class Parallelized:
             # very aval and sharding objects of an array passed before (a jitted program's outputs
             # share them from call to call), so its shape, dtype and layout are those already
             # checked: no check, no copy.
-            call_def, fixed, traced = fast
+            _, fixed, traced = fast
             if all(leaves[k] is v or (type(leaves[k]) is type(v) and leaves[k] == v) for k, v in fixed):
                 if fixed:
                     leaves = [leaves[k] for k in traced]
@@ -497,23 +488,11 @@ def compiled_peak_bytes(run, leaves, named) -> float:
     return float(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)
 
 
-def _key_of(leaves, treedef, labels=None):
-    """(structure, per leaf its shape and dtype); `labels`: the leaves' names, or a function of
-    nothing that makes them (for the error on a leaf that is no array)."""
-    # checked on every call: read shape and dtype off arrays directly (np.result_type is slower)
-    try:
-        return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
-                              for x in leaves)
-    except TypeError:  # a leaf that is no array or number (static_args makes such leaves static)
-        for i, x in enumerate(leaves):
-            if not hasattr(x, "dtype"):
-                try:
-                    np.result_type(x)
-                except TypeError:
-                    names = labels() if callable(labels) else labels
-                    where = names[i] if names else f"argument leaf {i}"
-                    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number") from None
-        raise
+def _key_of(leaves, treedef):
+    # checked on every call: read shape and dtype off arrays directly (np.result_type is slower);
+    # the leaves are traced ones (static_args.is_traced): arrays and numbers
+    return treedef, tuple((x.shape, x.dtype) if hasattr(x, "dtype") else (np.shape(x), np.result_type(x))
+                          for x in leaves)
 
 
 def whole_axes_only(sharding):

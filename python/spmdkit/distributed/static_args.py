@@ -37,8 +37,7 @@ class StaticArgs:
         self.argnums = argnums
 
     # -- arguments -----------------------------------------------------------------------------
-    def split(self, args: tuple, labels=None) -> Split:
-        """`labels(dynamic)`: the traced arguments' leaf names, for errors."""
+    def split(self, args: tuple) -> Split:
         import jax
         argnums = self.argnums
         if argnums and argnums[-1] >= len(args):
@@ -46,31 +45,37 @@ class StaticArgs:
                             f"called with {len(args)} arguments")
         values = tuple(args[i] for i in argnums)
         for i, v in zip(argnums, values):
-            _check_hashable(v, f"static argument {i}", "(as for jax.jit's static_argnums)")
+            if not _hashable(v):
+                raise TypeError(f"static argument {i} must be hashable (as for jax.jit's static_argnums), "
+                                f"got a {type(v).__name__}")
         dynamic = tuple(a for i, a in enumerate(args) if i not in argnums) if argnums else args
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
         slots = tuple((k, x) for k, x in enumerate(leaves) if not is_traced(x))
         if not slots:
             return Split(dynamic, (values, None))
-        paths = None
         for k, x in slots:
-            try:
-                hash(x)
-            except TypeError:
-                if paths is None:
-                    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(dynamic)[0]]
-                where = self.label(k, paths)
+            if not _hashable(x):
+                path = jax.tree_util.tree_flatten_with_path(dynamic)[0][k][0]
+                where = f"args[{self.positions(len(dynamic))[path[0].idx]}]{jax.tree_util.keystr(path[1:])}"
                 raise TypeError(f"{where} is a {type(x).__name__}: neither an array nor a number (traced) nor "
-                                "hashable (passed to the step as it is, like eqx.filter_jit's static leaves)") from None
+                                "hashable (passed to the step as it is, like eqx.filter_jit's static leaves)")
         static_at = {k for k, _ in slots}
         dynamic = jax.tree_util.tree_unflatten(treedef, [None if k in static_at else x for k, x in enumerate(leaves)])
         return Split(dynamic, (values, (treedef, slots)))
 
-    def label(self, k: int, paths: list) -> str:
-        """The name of leaf k of the traced arguments, its argument numbered as in the call."""
-        # paths start with the traced argument's index: "[i]..." -> "args[position]..."
-        index, rest = paths[k][1:].split("]", 1)
-        return f"args[{self.positions(int(index) + 1)[int(index)]}]{rest}"
+    def call_slots(self, call: tuple) -> tuple:
+        """(the static leaves of a call's flattened arguments as (index, value), the indices of
+        its traced leaves): what a later call must repeat to take the same program."""
+        import jax
+        fixed, traced, k = [], [], 0
+        for i, a in enumerate(call):
+            for x in jax.tree_util.tree_leaves(a):
+                if i in self.argnums or not is_traced(x):
+                    fixed.append((k, x))
+                else:
+                    traced.append(k)
+                k += 1
+        return fixed, traced
 
     def merged(self, dynamic: tuple, key: tuple) -> tuple:
         """The call's positional arguments from the traced ones and a split's key."""
@@ -145,8 +150,9 @@ def _merge(traced: list, slots: tuple, total: int) -> list:
     return out
 
 
-def _check_hashable(v, what: str, why: str) -> None:
+def _hashable(v) -> bool:
     try:
         hash(v)
     except TypeError:
-        raise TypeError(f"{what} must be hashable {why}, got a {type(v).__name__}") from None
+        return False
+    return True

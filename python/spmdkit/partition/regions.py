@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import _core
 from ..ir.types import OpaqueType
 from .layouts import layout_of_sharding, layout_of_value, replicated, to_spec
-from .rules import CALL_OPS, factor_table, sign_block, signature_of
+from .rules import CALL_OPS, factor_table, signature_of
 
 
 def _is_elementwise(op, pm) -> bool:
@@ -85,7 +85,7 @@ class Regions:
         if ret is not None:
             for v in ret.operands:
                 users.setdefault(id(v), [])
-        sign_block(fn.body.ops, pm)  # every op's signature in one call: the scan and the partitioner read them
+        pm.signed.sign(fn.body.ops)  # every op's signature in one call: the scan and the partitioner read them
         self.uses, groups, suspects = _core.scan_regions(
             fn.body.ops, pm.signatures, pm.elementwise, lambda op: _is_elementwise(op, pm), _nested_uses, users,
             *((CALL_OPS, OpaqueType) if check is not None else ()))

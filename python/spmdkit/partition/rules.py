@@ -109,11 +109,6 @@ def signature_of(op, pm: ProgramMesh):
     return number if number >= 0 else None
 
 
-def sign_block(ops: list, pm: ProgramMesh) -> None:
-    """signature_of for every op of a block, in one call (those numbered already are kept)."""
-    pm.signed.sign(ops)
-
-
 def op_layouts(op, desired: dict, pm: ProgramMesh):
     """(required layout per operand, layout per result) from the op's rule; asked once per op
     signature and layouts (the layers of a model repeat the same questions)."""

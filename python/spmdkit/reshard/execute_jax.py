@@ -75,19 +75,6 @@ def axis_names_on(plan: Plan, mesh) -> dict[str, tuple[str, ...]]:
 _MOVES_DATA = frozenset({"all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute"})
 
 
-def _moved_shape(shape, step, n: int) -> tuple:
-    """The local shape after a collective step over a group of n devices."""
-    out = list(shape)
-    if step.kind == "all_gather":
-        out[step.dim] *= n
-    elif step.kind == "reduce_scatter":
-        out[step.dim] //= n
-    elif step.kind == "all_to_all":
-        out[step.dim] *= n
-        out[step.dim_to] //= n
-    return tuple(out)
-
-
 def apply_plan(plan: Plan, x, mesh=None):
     """The plan's steps on one device's local array, inside a shard_map over `mesh` (default the
     plan's own factor mesh; any mesh that cuts out every axis the plan uses works)."""
@@ -98,8 +85,8 @@ def apply_plan(plan: Plan, x, mesh=None):
         reduce = s.before.reduce or s.after.reduce
         group = tuple(t for a in s.axes for t in names[a])
         if x.size == 0 and s.kind in _MOVES_DATA:  # an empty value (a dim of size 0): nothing to move, and
-            x = lax.full(_moved_shape(x.shape, s, math.prod(plan.mesh.size(ax) for ax in s.axes)), 0, x.dtype)
-            continue  # XLA refuses an all_gather over it
+            x = lax.full(s.after.local_shape(plan.mesh, plan.shape), 0, x.dtype)  # XLA refuses a collective
+            continue                                                              # over it
         if s.kind == "collective_permute":
             # the factors of the step's axes, in mesh order as ppermute wants, linearise the same way
             x = jax.lax.ppermute(x, group, _group_perm(plan.mesh, s))
