@@ -11,6 +11,8 @@ PACKAGES = {  # package -> its folder
     "codegen": ROOT / "codegen",
     "spmdkit.ir": ROOT / "python" / "spmdkit" / "ir",
     "spmdkit.propagation": ROOT / "python" / "spmdkit" / "propagation",
+    "spmdkit.distributed": ROOT / "python" / "spmdkit" / "distributed",
+    "spmdkit.partition": ROOT / "python" / "spmdkit" / "partition",
 }
 
 

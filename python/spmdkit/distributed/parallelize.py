@@ -24,6 +24,9 @@ arguments whose buffers the results may reuse; the arrays passed are deleted by 
 `static_argnums` (jax.jit's) and leaves that are no array nor number reach `fn` as they are
 (static_args.py).
 
+Called inside jax.jit / grad / vmap / scan (tracers for arguments), it runs as a nested jitted
+shard_map and its reverse pass is its partitioned VJP (under_transforms.py).
+
 The step is traced on abstract values (shapes and dtypes), so how the arguments happen to be laid
 out never enters the program. Once traced, a call whose arrays are laid out otherwise (host
 arrays, other placements, another mesh) has them moved once, before the call, to the traced
@@ -42,6 +45,7 @@ from .placement_trees import is_entry, leaf_entries
 from .placements import Replicate, placements_of_spec, to_spec
 from .static_args import StaticArgs
 from .tensor import is_placed, put_all
+from .under_transforms import Differentiable
 
 STRATEGIES = ("propagate", "complete", "auto")  # auto: spmdkit.auto searches (docs/auto.md)
 _NEVER = object()  # no leaf's aval is this
@@ -108,6 +112,7 @@ class Parallelized:
         self._known: list = []
         self.in_shardings: dict[str, list] = {}
         self.out_shardings: dict[str, list] = {}
+        self._bound = self._differentiable = None  # the traced fn; its form under transforms (under_transforms.py)
         self._traces: dict = {}  # (static values, leaf key) -> a trace's state (_TRACE_STATE), newest last
 
     # -- tracing -------------------------------------------------------------------------------
@@ -184,6 +189,7 @@ class Parallelized:
         self.out_shardings = {lab: placements_of_spec(self._named(layout, leaf).spec, self.mesh)
                               for lab, layout, leaf in zip(out_labels, parted.result_layouts, self._out_leaves)}
         self._key = _key_of(leaves, in_def)
+        self._bound, self._differentiable = fn, None
         self._static, self._out_static = static, fn.static_out[0]
         self._fast = (jax.tree_util.tree_structure(call), *self._statics.call_slots(call))  # __call__'s view
         self._traces[(static, self._key)] = {name: getattr(self, name) for name in _TRACE_STATE}
@@ -330,8 +336,13 @@ class Parallelized:
                         break
                 else:
                     return self._results(self._run(*leaves))
-        placed = self._place(self._ensure(args))  # may trace: self._run is read after it
-        return self._results(self._run(*placed))
+        leaves = self._ensure(args)  # may trace: self._run is read after it
+        if any(isinstance(x, jax.core.Tracer) for x in leaves):
+            # called inside jax.jit / grad / vmap / scan (under_transforms.py)
+            if self._differentiable is None:
+                self._differentiable = Differentiable(self)
+            return self._results(self._differentiable(*leaves))
+        return self._results(self._run(*self._place(leaves)))
 
     def _results(self, outs):
         import jax
@@ -357,6 +368,12 @@ class Parallelized:
         return self.partitioned.summary()
 
     @property
+    def backward(self) -> Parallelized | None:
+        """The partitioned VJP of the current trace (under_transforms.py): made by the first
+        reverse-mode derivative taken of this step inside jax.grad / jax.vjp; None before."""
+        return None if self._differentiable is None else self._differentiable.backward_step
+
+    @property
     def shardings(self) -> dict[str, list]:
         self._traced()
         return {**self.in_shardings, **self.out_shardings}
@@ -370,7 +387,7 @@ _MEMORY_ATTEMPTS = 4
 # what one trace sets (Parallelized.trace), kept per trace for the next call of its shapes
 _TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named", "_labels", "_treedef", "_known",
                 "in_shardings", "out_shardings", "_key", "_static", "_out_def", "_out_leaves", "_out_static", "_fast",
-                "_donated")
+                "_donated", "_bound", "_differentiable")
 _KEPT_TRACES = 8
 
 
@@ -410,6 +427,16 @@ class _OutsideContextMesh:
         if get_abstract_mesh().empty:
             return self.jitted(*args)
         import jax
+        if any(isinstance(x, jax.core.Tracer) for x in args):
+            context = get_abstract_mesh()
+            if any(t == jax.sharding.AxisType.Explicit for t in context.axis_types):
+                # the values around would be typed by the context's shardings, ours by our mesh's
+                raise DistError("a parallelized step is called inside jax.jit (or grad, vmap) under a mesh "
+                                f"context of explicit axes ({context}): call it outside the jit (it is jitted "
+                                "itself) or outside `jax.set_mesh`")
+            # inside the caller's jit: the enclosing computation takes our results as they come
+            with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), ())):
+                return self.jitted(*args)
         context = jax.sharding.get_mesh()
         with jax.set_mesh(None):
             outs = self.jitted(*args)
