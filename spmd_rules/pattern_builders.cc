@@ -110,6 +110,76 @@ void dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMe
   plan.eq.result = result;
 }
 
+void ragged_dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs,
+                                 const DistMetaTensor& rhs, const DistMetaTensor& group_sizes,
+                                 const std::vector<int64_t>& lhs_contracting, const std::vector<int64_t>& rhs_contracting,
+                                 const std::vector<int64_t>& lhs_batching, const std::vector<int64_t>& rhs_batching,
+                                 const std::vector<int64_t>& lhs_ragged_dimensions,
+                                 const std::vector<int64_t>& rhs_group_dimensions) {
+  // dot_general's letters; the lhs dim cut into groups (by position) is whole, and so is the
+  // group count g. group_sizes is [g] or [lhs prefix dims..., g] (jax's _ragged_dot_prefix_dims):
+  // its prefix dims take their lhs dims' letters, so they split alike.
+  if (lhs_ragged_dimensions.size() != 1)
+    bad(op, "lhs_ragged_dimensions", "must name exactly one dim, got " + std::to_string(lhs_ragged_dimensions.size()));
+  if (group_sizes.rank() < 1) throw ValueError(op + ": group_sizes must have rank >= 1, got rank 0");
+  const int64_t ragged = lhs_ragged_dimensions[0];
+  dim_set(op, "lhs_ragged_dimensions", lhs_ragged_dimensions, lhs.rank(), "lhs");
+  const uint32_t lc = dim_set(op, "lhs_contracting_dimensions", lhs_contracting, lhs.rank(), "lhs");
+  const uint32_t lb = dim_set(op, "lhs_batching_dimensions", lhs_batching, lhs.rank(), "lhs");
+  const uint32_t rg = dim_set(op, "rhs_group_dimensions", rhs_group_dimensions, rhs.rank(), "rhs");
+  const bool contracting = lc >> ragged & 1u, batch = lb >> ragged & 1u, noncontracting = !contracting && !batch;
+  if (noncontracting != (rhs_group_dimensions.size() == 1))
+    bad(op, "rhs_group_dimensions", noncontracting ? "must name one dim when the lhs ragged dim is not contracted or batch"
+                                                   : "must be empty when the lhs ragged dim is contracted or batch");
+  // rhs without its group dim is a dot_general's rhs: build that, then put the group dim back
+  std::vector<int64_t> rc = rhs_contracting, rb = rhs_batching;
+  if (noncontracting) {
+    const int64_t g = rhs_group_dimensions[0];
+    if (find(rc, g) >= 0 || find(rb, g) >= 0) bad(op, "rhs_group_dimensions", "names a contracted or batch dim");
+    for (int64_t& d : rc) d -= d > g;
+    for (int64_t& d : rb) d -= d > g;
+  }
+  DistMetaTensor rhs_less = rhs;  // the builder reads ranks only
+  if (noncontracting) rhs_less.shape.erase(static_cast<std::size_t>(rhs_group_dimensions[0]));
+  dot_general_patterns(plan, op, lhs, rhs_less, lhs_contracting, rc, lhs_batching, rb);
+  Letters L{op, plan};
+  for (const Pattern* p : {&plan.eq.operands[0], &plan.eq.operands[1], &plan.eq.result})
+    for (const auto& it : *p) L.next = std::max(L.next, it.name - 'a' + 1);
+  const Pattern& lp = plan.eq.operands[0];
+  L.never_split(lp[static_cast<std::size_t>(ragged)].name);
+  const char g = L.fresh();
+  L.never_split(g);
+  if (noncontracting) plan.eq.operands[1].insert(static_cast<std::size_t>(rhs_group_dimensions[0]), {NotationItem::kLetter, g, false});
+  if (contracting) plan.eq.result.insert(0, {NotationItem::kLetter, g, false});
+  // group_sizes' prefix (jax's _ragged_dot_prefix_dims): the batch dims, then the dims of the
+  // ragged one's kind before it (free dims in lhs order, contracted ones in the attribute's)
+  std::vector<int64_t> prefix;
+  if (batch) {
+    prefix.assign(lhs_batching.begin(), lhs_batching.begin() + find(lhs_batching, ragged));
+  } else {
+    prefix = lhs_batching;
+    if (contracting) {
+      for (int64_t d : lhs_contracting) {
+        if (d == ragged) break;
+        prefix.push_back(d);
+      }
+    } else {
+      for (int64_t d = 0; d < ragged; ++d)
+        if (!((lc | lb) >> d & 1u)) prefix.push_back(d);
+    }
+  }
+  Pattern& gs = L.operand(2);
+  if (group_sizes.rank() == 1) {
+    Letters::letter(gs, g);
+  } else {
+    if (group_sizes.rank() != prefix.size() + 1)
+      throw ValueError(op + ": group_sizes of rank " + std::to_string(group_sizes.rank()) + " must have rank 1 or " +
+                       std::to_string(prefix.size() + 1) + " (the lhs prefix dims, then the groups)");
+    for (int64_t d : prefix) Letters::letter(gs, lp[static_cast<std::size_t>(d)].name);
+    Letters::letter(gs, g);
+  }
+}
+
 void dot_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs) {
   if (lhs.rank() < 1 || lhs.rank() > 2 || rhs.rank() < 1 || rhs.rank() > 2)
     throw ValueError(op + ": lhs and rhs must have rank 1 or 2, got " + std::to_string(lhs.rank()) + " and " +

@@ -26,6 +26,13 @@ struct PatternPlan {
 void dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs,
                           const std::vector<int64_t>& lhs_contracting, const std::vector<int64_t>& rhs_contracting,
                           const std::vector<int64_t>& lhs_batching, const std::vector<int64_t>& rhs_batching);
+// jax's ragged_dot_general: dot_general with the lhs ragged dim and the group count whole
+void ragged_dot_general_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs,
+                                 const DistMetaTensor& rhs, const DistMetaTensor& group_sizes,
+                                 const std::vector<int64_t>& lhs_contracting, const std::vector<int64_t>& rhs_contracting,
+                                 const std::vector<int64_t>& lhs_batching, const std::vector<int64_t>& rhs_batching,
+                                 const std::vector<int64_t>& lhs_ragged_dimensions,
+                                 const std::vector<int64_t>& rhs_group_dimensions);
 // numpy dot of 1-D / 2-D operands (stablehlo.dot)
 void dot_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& lhs, const DistMetaTensor& rhs);
 void broadcast_in_dim_patterns(PatternPlan& plan, const std::string& op, const DistMetaTensor& operand,

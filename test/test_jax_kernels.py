@@ -11,7 +11,7 @@ lax = jax.lax
 from spmdkit.verify import kernels as K  # noqa: E402
 from spmdkit.verify.samplers import SAMPLERS, Options  # noqa: E402
 
-CASES = 10
+CASES = 10  # draws per sampler
 
 
 def data(rng, arg):
@@ -121,3 +121,20 @@ def test_select_n_and_reduce():
             fn = {"sum": lax.add, "max": lax.max, "min": lax.min, "prod": lax.mul}[body]
             theirs = lax.reduce(x, init, fn, tuple(a["dimensions"]))
         close(K.hlo_reduce(x, init, a["dimensions"], body), theirs)
+
+
+def test_ragged_dot_general():
+    """Both sampled modes (a ragged free dim, a ragged contracted dim), group_sizes with and
+    without its prefix dims, groups summing past the ragged dim: the kernel equals JAX's."""
+    modes = set()
+    for (lhs, rhs, sizes), a in draws("ragged_dot_general", 3):
+        dn = lax.RaggedDotDimensionNumbers(
+            dot_dimension_numbers=((a["lhs_contracting_dimensions"], a["rhs_contracting_dimensions"]),
+                                   (a["lhs_batching_dimensions"], a["rhs_batching_dimensions"])),
+            lhs_ragged_dimensions=a["lhs_ragged_dimensions"], rhs_group_dimensions=a["rhs_group_dimensions"])
+        theirs = lax.ragged_dot_general(lhs, rhs, jnp.asarray(sizes, jnp.int32), dn, precision=lax.Precision.HIGHEST)
+        close(K.ragged_dot_general(lhs, rhs, sizes, a["lhs_contracting_dimensions"], a["rhs_contracting_dimensions"],
+                                   a["lhs_ragged_dimensions"], a["lhs_batching_dimensions"],
+                                   a["rhs_batching_dimensions"], a["rhs_group_dimensions"]), theirs)
+        modes.add(bool(a["rhs_group_dimensions"]))
+    assert modes == {True, False}

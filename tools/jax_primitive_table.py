@@ -50,7 +50,6 @@ NO_RULE = {
         "cholesky_update", "eig", "geqp3", "hessenberg", "ormqr", "schur", "symmetric_product", "tridiagonal")},
     "approx_top_k": "TPU's approximate top-k (its result size depends on recall_target): no rule yet; exact "
                     "`top_k` has one",
-    "ragged_dot_general": "grouped matmul over ragged groups (MoE kernels): no rule yet",
     "scaled_dot": "block-scaled dot (fp8 / microscaling formats): no rule yet",
     "rng_uniform": "XLA's stateful RngUniform (deprecated); JAX's random functions use threefry2x32, which has one",
     "reduce": "a reduction with a custom body: " + _SUBPROGRAM + " (sum / max / min / prod / and / or / xor / "

@@ -85,6 +85,20 @@ def remat_names(x):
     return jax.named_call(jnp.tanh, name="act")(a) + lax.reduce_precision(b, exponent_bits=5, mantissa_bits=10)
 
 
+def grouped_matmuls(params, x):
+    # a top-1 MoE written with lax.ragged_dot (tokens sorted by expert, one group per expert) and
+    # its gradient, whose weight cotangents are ragged dots over a contracted ragged dim
+    w1, w2, router = params
+
+    def loss(w1, w2):
+        expert = jnp.argmax(x @ router, axis=-1)
+        order = jnp.argsort(expert)
+        sizes = jnp.bincount(expert, length=w1.shape[0]).astype(jnp.int32)
+        h = jax.nn.gelu(lax.ragged_dot(x[order], w1, sizes))
+        return jnp.sum(jnp.zeros_like(x).at[order].set(lax.ragged_dot(h, w2, sizes)) ** 2)
+    return jax.grad(loss, (0, 1))(w1, w2)
+
+
 def run(fn, args, shardings, data_args, propagated=False):
     """`propagated`: partition from what propagation infers (the factor tables of every op), not
     from the arguments' annotations alone."""
@@ -123,6 +137,13 @@ def main():
                                              (mats, rhs), propagated)
         out["remat_names" + suffix] = run(remat_names, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,),
                                           propagated)
+        experts = (jax.random.normal(jax.random.PRNGKey(3), (4, 8, 16)) * 0.3,
+                   jax.random.normal(jax.random.PRNGKey(4), (4, 16, 8)) * 0.3, jax.random.normal(jax.random.PRNGKey(5), (8, 4)))
+        tokens = jax.random.normal(jax.random.PRNGKey(6), (16, 8))
+        out["grouped_matmuls" + suffix] = run(grouped_matmuls, (experts, tokens),
+                                              ['#sdy.sharding<@mesh, [{}, {}, {"y"}]>', '#sdy.sharding<@mesh, [{}, {"y"}, {}]>',
+                                               None, '#sdy.sharding<@mesh, [{"x"}, {}]>'],
+                                              (*experts, tokens), propagated)
         out["products" + suffix] = run(products, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'], (x,), propagated)
         out["spectral_and_round" + suffix] = run(spectral_and_round, (x,), ['#sdy.sharding<@mesh, [{"x"}, {"y"}]>'],
                                                  (x,), propagated)

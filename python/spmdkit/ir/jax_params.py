@@ -115,6 +115,14 @@ def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) 
                          rhs_contracting_dimensions=encode_value(rc, where),
                          lhs_batching_dimensions=encode_value(lb, where),
                          rhs_batching_dimensions=encode_value(rb, where))
+        elif key == "ragged_dot_dimension_numbers":
+            (lc, rc), (lb, rb) = value.dot_dimension_numbers
+            attrs.update(lhs_contracting_dimensions=encode_value(lc, where),
+                         rhs_contracting_dimensions=encode_value(rc, where),
+                         lhs_batching_dimensions=encode_value(lb, where),
+                         rhs_batching_dimensions=encode_value(rb, where),
+                         lhs_ragged_dimensions=encode_value(value.lhs_ragged_dimensions, where),
+                         rhs_group_dimensions=encode_value(value.rhs_group_dimensions, where))
         elif key == "dimension_numbers" and prim in dnums:
             cls, renames = dnums[prim]
             for field in cls._fields:
@@ -180,6 +188,17 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
                 (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", []))))
         except KeyError as e:
             raise ParamError(f"jax.dot_general: attribute {e.args[0]!r} is missing") from None
+    elif prim == "ragged_dot_general":
+        from jax.lax import RaggedDotDimensionNumbers
+        try:
+            params["ragged_dot_dimension_numbers"] = RaggedDotDimensionNumbers(
+                dot_dimension_numbers=(
+                    (tuple(attrs.pop("lhs_contracting_dimensions")), tuple(attrs.pop("rhs_contracting_dimensions"))),
+                    (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", [])))),
+                lhs_ragged_dimensions=tuple(attrs.pop("lhs_ragged_dimensions")),
+                rhs_group_dimensions=tuple(attrs.pop("rhs_group_dimensions", [])))
+        except KeyError as e:
+            raise ParamError(f"jax.ragged_dot_general: attribute {e.args[0]!r} is missing") from None
     elif prim in dnums:
         cls, renames = dnums[prim]
         fields = {}
