@@ -173,8 +173,10 @@ void ragged_dot_general_patterns(PatternPlan& plan, const std::string& op, const
     Letters::letter(gs, g);
   } else {
     if (group_sizes.rank() != prefix.size() + 1)
-      throw ValueError(op + ": group_sizes of rank " + std::to_string(group_sizes.rank()) + " must have rank 1 or " +
-                       std::to_string(prefix.size() + 1) + " (the lhs prefix dims, then the groups)");
+      throw ValueError(op + ": group_sizes of rank " + std::to_string(group_sizes.rank()) +
+                       (prefix.empty() ? std::string(" must have rank 1 (the groups)")
+                                       : " must have rank 1 or " + std::to_string(prefix.size() + 1) +
+                                             " (the lhs dims before the ragged one, then the groups)"));
     for (int64_t d : prefix) Letters::letter(gs, lp[static_cast<std::size_t>(d)].name);
     Letters::letter(gs, g);
   }

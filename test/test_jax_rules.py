@@ -82,6 +82,19 @@ def test_dot_general_contracted_split_is_partial_and_reverse_finds_operands():
     assert lhs.dims_mapping == [-1, 0, -1] and rhs.dims_mapping == [-1, -1, 1] and out.dims_mapping == [-1, 0, 1]
 
 
+def test_ragged_dot_keeps_the_ragged_dim_and_groups_whole():
+    r = rule("jax.ragged_dot_general")
+    # a MoE's forward: tokens [m, k] by experts' weights [g, k, n]; m and g whole, k partial, n free
+    (lhs, rhs, gs), (out,) = r.infer_forward(T(8, 16, mapping=[0, 1]), T(2, 16, 4, mapping=[0, -1, -1]), T(2),
+                                             [1], [1], [0], [], [], [0])
+    assert lhs.dims_mapping == [-1, 1] and rhs.dims_mapping == [-1, 1, -1] and gs.dims_mapping == [-1]
+    assert out.dims_mapping == [-1, -1] and out.partial_status == {1: "sum"}
+    # its weight gradient: the ragged dim contracted, the groups lead the result
+    (lhs, rhs, gs), (out,) = r.infer_forward(T(8, 16, mapping=[-1, 0]), T(8, 4, mapping=[-1, 1]), T(2),
+                                             [0], [0], [0], [], [], [])
+    assert out.dims_mapping == [-1, 0, 1] and not out.partial_status
+
+
 def test_broadcast_in_dim_maps_dims_and_keeps_expanded_dims_whole():
     r = rule("stablehlo.broadcast_in_dim")
     (x,), (out,) = r.infer_forward(T(8, 1, mapping=[0, -1]), [4, 8, 6], [1, 2])
@@ -135,6 +148,14 @@ def test_rank0_literal_operand():
     ("jax.dot_general", [T(4, 8), T(8, 3), [2], [0]], "lhs_contracting_dimensions' names dim 2, out of range for lhs of rank 2"),
     ("jax.dot_general", [T(4, 8), T(7, 3), [1], [0]], "dim 0 has size 7, but the same factor has size 8"),
     ("jax.dot_general", [T(4, 8), T(8, 3), [1, 1], [0, 1]], "names dim 1 twice"),
+    ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(2), [1], [1], [0, 1], [], [], [0]],
+     "lhs_ragged_dimensions' must name exactly one dim, got 2"),
+    ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(2), [1], [1], [0], [], [], []],
+     "rhs_group_dimensions' must name one dim when the lhs ragged dim is not contracted or batch"),
+    ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(2), [1], [1], [0], [], [], [1]],
+     "rhs_group_dimensions' names a contracted or batch dim"),
+    ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(3, 2), [1], [1], [0], [], [], [0]],
+     "group_sizes of rank 2 must have rank 1 (the groups)"),
     ("stablehlo.broadcast_in_dim", [T(3), [4, 5], [1]], "operand dim 0 has size 3, but result dim 1"),
     ("stablehlo.broadcast_in_dim", [T(3), [4, 3], []], "broadcast_dimensions' has 0 entries for operand of rank 1"),
     ("jax.gather", [T(8, 4), T(5, 1), [1, 2], [0], [0], [1, 4]], "offset_dims' has 2 entries"),
