@@ -125,10 +125,12 @@ def hlo_reduce(operand, init_value, dimensions, body):
     return fn(out, init_value).astype(float)
 
 
-@kernel
-def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batching=(), rhs_batching=()):
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    lhs_l, rhs_l = [None] * lhs.ndim, [None] * rhs.ndim
+def dot_letters(lhs_ndim, rhs_ndim, lhs_contracting, rhs_contracting, lhs_batching=(), rhs_batching=(), rhs_given=None):
+    """A dot_general's einsum letters: (lhs's, rhs's, batch letters, free letters in result
+    order). `rhs_given`: rhs dims already lettered (dim -> letter), neither batch nor free."""
+    given = dict(rhs_given or {})
+    letters = (c for c in "abcdefghijklmnopqrstuvwxyz" if c not in given.values())
+    lhs_l, rhs_l = [None] * lhs_ndim, [given.get(d) for d in range(rhs_ndim)]
     batch = []
     for a, b in zip(lhs_batching, rhs_batching):
         lhs_l[a] = rhs_l[b] = c = next(letters)
@@ -141,6 +143,13 @@ def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batching=(), rhs
             if c is None:
                 labels[d] = c = next(letters)
                 free.append(c)
+    return lhs_l, rhs_l, batch, free
+
+
+@kernel
+def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batching=(), rhs_batching=()):
+    lhs_l, rhs_l, batch, free = dot_letters(lhs.ndim, rhs.ndim, lhs_contracting, rhs_contracting, lhs_batching,
+                                            rhs_batching)
     return np.einsum(f"{''.join(lhs_l)},{''.join(rhs_l)}->{''.join(batch + free)}", lhs, rhs)
 
 

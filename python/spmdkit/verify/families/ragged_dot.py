@@ -14,6 +14,7 @@ import numpy as np
 from ..cases import Sample
 from ..kernels import kernel
 from ..samplers import random_dim, random_shape, sampler, tensor
+from .jax_stablehlo import dot_letters
 
 
 def _prefix(lhs_rank, contracting, batching, ragged) -> list[int]:
@@ -30,23 +31,8 @@ def ragged_dot_general(lhs, rhs, group_sizes, lhs_contracting_dimensions, rhs_co
     lc, rc = list(lhs_contracting_dimensions), list(rhs_contracting_dimensions)
     lb, rb = list(lhs_batching_dimensions), list(rhs_batching_dimensions)
     (ragged,) = lhs_ragged_dimensions
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    lhs_l, rhs_l = [None] * lhs.ndim, [None] * rhs.ndim
-    g = next(letters)
-    for d in rhs_group_dimensions:
-        rhs_l[d] = g
-    batch = []
-    for a, b in zip(lb, rb):
-        lhs_l[a] = rhs_l[b] = c = next(letters)
-        batch.append(c)
-    for a, b in zip(lc, rc):
-        lhs_l[a] = rhs_l[b] = next(letters)
-    free = []
-    for labels in (lhs_l, rhs_l):
-        for d, c in enumerate(labels):
-            if c is None:
-                labels[d] = c = next(letters)
-                free.append(c)
+    g = "z"  # the group letter: the rhs group dim's, and the result's first with a ragged contracted dim
+    lhs_l, rhs_l, batch, free = dot_letters(lhs.ndim, rhs.ndim, lc, rc, lb, rb, {d: g for d in rhs_group_dimensions})
     sizes = np.rint(np.asarray(group_sizes)).astype(np.int64)
     ends = np.cumsum(sizes, axis=-1)
     starts = ends - sizes
