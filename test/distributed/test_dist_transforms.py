@@ -1,7 +1,7 @@
 """A parallelized step inside JAX's transformations (under_transforms.py): jit, grad, vmap, scan,
-second-order grad, a user's jitted optax loop, integer / PRNG-key arguments, all equal to the
-same transformation of the plain function; the reverse pass is a partitioned VJP taking the
-primals as the forward does; forward mode and an explicit-axes context around the jit refused
+second-order grad, a user's jitted optax loop, integer / PRNG-key arguments, jit and grad under
+an explicit-axes mesh context, all equal to the same transformation of the plain function; the
+reverse pass is a partitioned VJP taking the primals as the forward does; forward mode refused
 clearly (child process with 8 virtual devices)."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dist_support import has_jax_rules, has_propagation, run_worker  # noqa: E40
 HERE = Path(__file__).parent
 FORWARDS = ["mlp", "softmax", "reshape", "multi", "cumsum", "gather", "concat"]
 CASES = [f"derivatives_{n}" for n in FORWARDS] + ["second_order", "integers_and_keys", "optax_loop", "scan",
-                                                   "refusals"]
+                                                   "refusals", "explicit_context"]
 TOL = 1e-5
 
 
@@ -56,8 +56,11 @@ def test_a_users_jitted_optax_loop_around_a_parallelized_model(rows):
     assert row["losses"][-1] < row["losses"][0]  # it trains
 
 
-def test_refusals_are_clear(rows):
-    row = _row(rows, "refusals")
-    assert row["jvp"] == "TypeError"  # JAX's own: no forward mode through a custom_vjp
-    assert row["explicit"].startswith("DistError: a parallelized step is called inside jax.jit")
-    assert row["explicit_outside_jit"] <= TOL
+def test_forward_mode_is_refused_clearly(rows):
+    assert _row(rows, "refusals")["jvp"] == "TypeError"  # JAX's own: no forward mode through a custom_vjp
+
+
+def test_inside_jit_under_an_explicit_axes_context(rows):
+    row = _row(rows, "explicit_context")
+    assert row["jit"] <= TOL and row["grad"] <= TOL and row["outside_jit"] <= TOL
+    assert row["grad_mesh_is_context"]  # typed by the context's mesh, as the code around expects

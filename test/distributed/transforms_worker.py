@@ -129,32 +129,36 @@ def scan_case():
 
 
 def refusals_case():
-    """Forward mode (JAX refuses it for custom_vjp functions) and an explicit-axes mesh context
-    around the jit: clear errors."""
-    from jax.sharding import AxisType
-    from jax.sharding import PartitionSpec as P
+    """Forward mode: JAX refuses it for custom_vjp functions, with its own clear TypeError."""
     par = parallelize(lambda w, x: jnp.tanh(x @ w), MESH, ([R, Shard(1)], [Shard(0), R]))
-    out = {"case": "refusals"}
     try:
         jax.jvp(lambda w: par(w, X), (PARAMS["w"],), (PARAMS["w"],))
-        out["jvp"] = None
+        return {"case": "refusals", "jvp": None}
     except Exception as e:  # noqa: BLE001
-        out["jvp"] = type(e).__name__
+        return {"case": "refusals", "jvp": type(e).__name__}
+
+
+def explicit_context_case():
+    """Inside jit and grad under an explicit-axes jax.set_mesh, as explicit-sharding code runs:
+    the program runs over the context's mesh and its results are typed by it."""
+    from jax.sharding import AxisType
+    from jax.sharding import PartitionSpec as P
+    f = lambda w, x: jnp.tanh(x @ w)  # noqa: E731
+    par = parallelize(f, MESH, ([R, Shard(1)], [Shard(0), R]))
     em = jax.make_mesh((2, 4), ("dp", "mp"), axis_types=(AxisType.Explicit,) * 2)
     with jax.set_mesh(em):
-        w = jax.device_put(PARAMS["w"], P(None, "mp"))
-        try:
-            jax.jit(lambda w: par(w, X).sum())(w)
-            out["explicit"] = None
-        except Exception as e:  # noqa: BLE001
-            out["explicit"] = f"{type(e).__name__}: {e}"
-        out["explicit_outside_jit"] = _rel(jnp.tanh(X @ PARAMS["w"]), par(w, X))  # still fine outside
-    return out
+        w, x = jax.device_put(PARAMS["w"], P(None, "mp")), jax.device_put(X, P("dp", None))
+        loss = lambda g: lambda w: jnp.sum(jnp.sin(g(w, x)))  # noqa: E731
+        grads = jax.jit(jax.grad(loss(par)))(w)
+        return {"case": "explicit_context", "jit": _rel(jax.jit(loss(f))(w), jax.jit(loss(par))(w)),
+                "grad": _rel(jax.jit(jax.grad(loss(f)))(w), grads), "grad_mesh_is_context": grads.sharding.mesh == em,
+                "outside_jit": _rel(f(w, x), par(w, x))}
 
 
 CASES = {**{f"derivatives_{n}": (lambda n=n: derivatives_case(n)) for n in FORWARDS},
          "second_order": second_order_case, "integers_and_keys": integers_and_keys_case,
-         "optax_loop": optax_loop_case, "scan": scan_case, "refusals": refusals_case}
+         "optax_loop": optax_loop_case, "scan": scan_case, "refusals": refusals_case,
+         "explicit_context": explicit_context_case}
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -160,9 +160,10 @@ class Parallelized:
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
             self._donated = _donated_leaves(self._statics.traced_positions(self.donate_argnums), args)
-            self._run = _with_keys(to_jax(parted, self.mesh.jax_mesh(), jit=False), leaves, self._out_leaves,
-                                   out_named, self._donated)
+            self._run = _with_keys(lambda mesh, parted=parted: to_jax(parted, mesh, jit=False), self.mesh.jax_mesh(),
+                                   leaves, self._out_leaves, out_named, self._donated)
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
+            self._run.in_specs = [s.spec for s in self._arg_named]
             if self.strategy != "auto" or self.memory_limit is None:
                 break
             # The model counts arguments, results and activations; the compiler's temporaries
@@ -391,36 +392,52 @@ _TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named",
 _KEPT_TRACES = 8
 
 
-def _with_keys(run, in_leaves, out_leaves, out_shardings=None, donated: tuple = ()):
-    """The jitted program. The partitioned one holds a PRNG key array as its uint32 key data
+def _with_keys(run_on, jax_mesh, in_leaves, out_leaves, out_shardings=None, donated: tuple = ()):
+    """The jitted program of `run_on(mesh)` (the partitioned program's shard_map over `mesh`),
+    over `jax_mesh`. The partitioned one holds a PRNG key array as its uint32 key data
     (spmdkit.ir.jax_keys); key arrays passed in are unwrapped and key results wrapped again inside
     the jit, so the step takes and returns keys as `jax.jit(fn)` does. `out_shardings`: the
-    results' layouts to leave in (None: as the shard_map gives them); `donated`: the argument
-    leaves whose buffers the results may reuse (jax.jit's donate_argnums, by leaf)."""
+    results' layouts to leave in (None: as the shard_map gives them; given for a program on a
+    finer mesh than the user's); `donated`: the argument leaves whose buffers the results may
+    reuse (jax.jit's donate_argnums, by leaf)."""
     import jax
     keys_in = [is_key(x) for x in in_leaves]
     keys_out = [key_impl(x) if is_key(x) else None for x in out_leaves]
     kw = {} if out_shardings is None else {"out_shardings": out_shardings}
     if donated:
         kw["donate_argnums"] = donated
-    if not any(keys_in) and not any(keys_out):
-        return _OutsideContextMesh(jax.jit(run, **kw))
 
-    def boundary(*leaves):
-        outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
-        return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
-    return _OutsideContextMesh(jax.jit(boundary, **kw))
+    def jitted(mesh, **kw):
+        run = run_on(mesh)
+        if not any(keys_in) and not any(keys_out):
+            return jax.jit(run, **kw)
+
+        def boundary(*leaves):
+            outs = run(*[jax.random.key_data(x) if k else x for x, k in zip(leaves, keys_in)])
+            return tuple(y if impl is None else jax.random.wrap_key_data(y, impl=impl) for y, impl in zip(outs, keys_out))
+        return jax.jit(boundary, **kw)
+
+    def in_context(context):
+        """The program over the caller's context mesh (its axis types; the same axes and devices)."""
+        if out_shardings is not None or context.axis_names != jax_mesh.axis_names or \
+                tuple(context.axis_sizes) != tuple(jax_mesh.axis_sizes):
+            return None
+        return jitted(jax.sharding.Mesh(jax_mesh.devices, jax_mesh.axis_names, axis_types=context.axis_types))
+    return _OutsideContextMesh(jitted(jax_mesh, **kw), in_context)
 
 
 class _OutsideContextMesh:
     """A jitted program called and lowered outside the mesh context the caller may have set
     (`with jax.set_mesh(mesh)`, as code written for explicit sharding runs): its shard_map names
-    its own mesh, which JAX refuses under a context mesh of other axis types."""
+    its own mesh, which JAX refuses under a context mesh of other axis types. Inside the caller's
+    jit under an explicit-axes context (no way out of it there) the program runs over the
+    context's mesh instead, its arguments resharded to the specs it takes (`in_specs`, set once
+    they are known), so the values it gives back are typed by that mesh as the code around expects."""
 
-    __slots__ = ("jitted",)
+    __slots__ = ("jitted", "in_context", "in_specs", "_by_context")
 
-    def __init__(self, jitted):
-        self.jitted = jitted
+    def __init__(self, jitted, in_context):
+        self.jitted, self.in_context, self.in_specs, self._by_context = jitted, in_context, None, {}
 
     def __call__(self, *args):
         from jax.sharding import get_abstract_mesh
@@ -430,10 +447,7 @@ class _OutsideContextMesh:
         if any(isinstance(x, jax.core.Tracer) for x in args):
             context = get_abstract_mesh()
             if any(t == jax.sharding.AxisType.Explicit for t in context.axis_types):
-                # the values around would be typed by the context's shardings, ours by our mesh's
-                raise DistError("a parallelized step is called inside jax.jit (or grad, vmap) under a mesh "
-                                f"context of explicit axes ({context}): call it outside the jit (it is jitted "
-                                "itself) or outside `jax.set_mesh`")
+                return self._in_explicit_context(context, args)
             # inside the caller's jit: the enclosing computation takes our results as they come
             with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), ())):
                 return self.jitted(*args)
@@ -441,6 +455,18 @@ class _OutsideContextMesh:
         with jax.set_mesh(None):
             outs = self.jitted(*args)
         return _on_context_mesh(outs, context)
+
+    def _in_explicit_context(self, context, args):
+        import jax
+        key = (context.axis_names, tuple(context.axis_sizes), tuple(context.axis_types))
+        if key not in self._by_context:
+            self._by_context[key] = self.in_context(context)
+        run = self._by_context[key]
+        if run is None or self.in_specs is None:
+            raise DistError("a parallelized step is called inside jax.jit (or grad, vmap) under a mesh context of "
+                            f"explicit axes it cannot run over ({context}): call it outside the jit (it is jitted "
+                            "itself) or outside `jax.set_mesh`")
+        return run(*[jax.sharding.reshard(x, spec) for x, spec in zip(args, self.in_specs)])
 
     def lower(self, *args):
         import jax
