@@ -126,7 +126,9 @@ void ragged_dot_general_patterns(PatternPlan& plan, const std::string& op, const
   dim_set(op, "lhs_ragged_dimensions", lhs_ragged_dimensions, lhs.rank(), "lhs");
   const uint32_t lc = dim_set(op, "lhs_contracting_dimensions", lhs_contracting, lhs.rank(), "lhs");
   const uint32_t lb = dim_set(op, "lhs_batching_dimensions", lhs_batching, lhs.rank(), "lhs");
-  const uint32_t rg = dim_set(op, "rhs_group_dimensions", rhs_group_dimensions, rhs.rank(), "rhs");
+  dim_set(op, "rhs_group_dimensions", rhs_group_dimensions, rhs.rank(), "rhs");
+  dim_set(op, "rhs_contracting_dimensions", rhs_contracting, rhs.rank(), "rhs");  // on rhs as given, before
+  dim_set(op, "rhs_batching_dimensions", rhs_batching, rhs.rank(), "rhs");        // the group dim is taken out
   const bool contracting = lc >> ragged & 1u, batch = lb >> ragged & 1u, noncontracting = !contracting && !batch;
   if (noncontracting != (rhs_group_dimensions.size() == 1))
     bad(op, "rhs_group_dimensions", noncontracting ? "must name one dim when the lhs ragged dim is not contracted or batch"

@@ -154,6 +154,8 @@ def test_rank0_literal_operand():
      "rhs_group_dimensions' must name one dim when the lhs ragged dim is not contracted or batch"),
     ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(2), [1], [1], [0], [], [], [1]],
      "rhs_group_dimensions' names a contracted or batch dim"),
+    ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(2), [1], [3], [0], [], [], [0]],
+     "rhs_contracting_dimensions' names dim 3, out of range for rhs of rank 3"),
     ("jax.ragged_dot_general", [T(8, 16), T(2, 16, 4), T(3, 2), [1], [1], [0], [], [], [0]],
      "group_sizes of rank 2 must have rank 1 (the groups)"),
     ("stablehlo.broadcast_in_dim", [T(3), [4, 5], [1]], "operand dim 0 has size 3, but result dim 1"),

@@ -160,10 +160,10 @@ class Parallelized:
             out_named = tuple(self._named(l, leaf) for l, leaf in zip(parted.result_layouts, self._out_leaves)) \
                 if parted.mesh.pieces is not None else None
             self._donated = _donated_leaves(self._statics.traced_positions(self.donate_argnums), args)
-            self._run = _with_keys(lambda mesh, parted=parted: to_jax(parted, mesh, jit=False), self.mesh.jax_mesh(),
-                                   leaves, self._out_leaves, out_named, self._donated)
             self._arg_named = [self._named(layout, x) for layout, x in zip(parted.arg_layouts, leaves)]
-            self._run.in_specs = [s.spec for s in self._arg_named]
+            self._run = _with_keys(lambda mesh, parted=parted: to_jax(parted, mesh, jit=False), self.mesh.jax_mesh(),
+                                   leaves, self._out_leaves, out_named, self._donated,
+                                   [s.spec for s in self._arg_named])
             if self.strategy != "auto" or self.memory_limit is None:
                 break
             # The model counts arguments, results and activations; the compiler's temporaries
@@ -392,14 +392,15 @@ _TRACE_STATE = ("program", "partitioned", "search_report", "_run", "_arg_named",
 _KEPT_TRACES = 8
 
 
-def _with_keys(run_on, jax_mesh, in_leaves, out_leaves, out_shardings=None, donated: tuple = ()):
+def _with_keys(run_on, jax_mesh, in_leaves, out_leaves, out_shardings=None, donated: tuple = (), in_specs=()):
     """The jitted program of `run_on(mesh)` (the partitioned program's shard_map over `mesh`),
     over `jax_mesh`. The partitioned one holds a PRNG key array as its uint32 key data
     (spmdkit.ir.jax_keys); key arrays passed in are unwrapped and key results wrapped again inside
     the jit, so the step takes and returns keys as `jax.jit(fn)` does. `out_shardings`: the
     results' layouts to leave in (None: as the shard_map gives them; given for a program on a
     finer mesh than the user's); `donated`: the argument leaves whose buffers the results may
-    reuse (jax.jit's donate_argnums, by leaf)."""
+    reuse (jax.jit's donate_argnums, by leaf); `in_specs`: the arguments' PartitionSpecs (for a
+    call inside the caller's jit under an explicit-axes context: _OutsideContextMesh)."""
     import jax
     keys_in = [is_key(x) for x in in_leaves]
     keys_out = [key_impl(x) if is_key(x) else None for x in out_leaves]
@@ -423,7 +424,7 @@ def _with_keys(run_on, jax_mesh, in_leaves, out_leaves, out_shardings=None, dona
                 tuple(context.axis_sizes) != tuple(jax_mesh.axis_sizes):
             return None
         return jitted(jax.sharding.Mesh(jax_mesh.devices, jax_mesh.axis_names, axis_types=context.axis_types))
-    return _OutsideContextMesh(jitted(jax_mesh, **kw), in_context)
+    return _OutsideContextMesh(jitted(jax_mesh, **kw), in_context, in_specs)
 
 
 class _OutsideContextMesh:
@@ -431,13 +432,13 @@ class _OutsideContextMesh:
     (`with jax.set_mesh(mesh)`, as code written for explicit sharding runs): its shard_map names
     its own mesh, which JAX refuses under a context mesh of other axis types. Inside the caller's
     jit under an explicit-axes context (no way out of it there) the program runs over the
-    context's mesh instead, its arguments resharded to the specs it takes (`in_specs`, set once
-    they are known), so the values it gives back are typed by that mesh as the code around expects."""
+    context's mesh instead, its arguments resharded to the specs it takes (`in_specs`), so the
+    values it gives back are typed by that mesh as the code around expects."""
 
     __slots__ = ("jitted", "in_context", "in_specs", "_by_context")
 
-    def __init__(self, jitted, in_context):
-        self.jitted, self.in_context, self.in_specs, self._by_context = jitted, in_context, None, {}
+    def __init__(self, jitted, in_context, in_specs):
+        self.jitted, self.in_context, self.in_specs, self._by_context = jitted, in_context, in_specs, {}
 
     def __call__(self, *args):
         from jax.sharding import get_abstract_mesh
@@ -462,7 +463,7 @@ class _OutsideContextMesh:
         if key not in self._by_context:
             self._by_context[key] = self.in_context(context)
         run = self._by_context[key]
-        if run is None or self.in_specs is None:
+        if run is None:
             raise DistError("a parallelized step is called inside jax.jit (or grad, vmap) under a mesh context of "
                             f"explicit axes it cannot run over ({context}): call it outside the jit (it is jitted "
                             "itself) or outside `jax.set_mesh`")

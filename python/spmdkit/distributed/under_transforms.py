@@ -23,9 +23,9 @@ import numpy as np
 
 def _inexact(x) -> bool:
     """Whether JAX differentiates a value of x's dtype (floats and complex; not integers, bools
-    or PRNG keys)."""
+    or PRNG keys). Python numbers never get here: the call makes them arrays first."""
     import jax.numpy as jnp
-    return bool(jnp.issubdtype(x.dtype if hasattr(x, "dtype") else np.result_type(x), jnp.inexact))
+    return bool(jnp.issubdtype(x.dtype, jnp.inexact))
 
 
 class Differentiable:

@@ -88,6 +88,13 @@ def encode_value(value, where: str):
     raise ParamError(f"{where}: cannot keep a param of type {type(value).__name__} ({value!r:.80}) as an attribute")
 
 
+def _dot_attrs(dimension_numbers, where: str) -> dict:
+    """dot_general's ((lhs, rhs) contracting, (lhs, rhs) batching) dims as the rule's attributes."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    return {"lhs_contracting_dimensions": encode_value(lc, where), "rhs_contracting_dimensions": encode_value(rc, where),
+            "lhs_batching_dimensions": encode_value(lb, where), "rhs_batching_dimensions": encode_value(rb, where)}
+
+
 def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) -> dict[str, Any]:
     """The attributes of a `jax.<prim>` op (structural params left out; the caller handles them).
     `sharding_attr(named_sharding, where)` turns a NamedSharding param into an attribute (the
@@ -110,17 +117,9 @@ def attrs_from_params(prim: str, params: Mapping[str, Any], sharding_attr=None) 
         elif key in DTYPE_PARAMS:
             attrs[key] = np.dtype(value).name
         elif key == "dimension_numbers" and prim == "dot_general":
-            (lc, rc), (lb, rb) = value
-            attrs.update(lhs_contracting_dimensions=encode_value(lc, where),
-                         rhs_contracting_dimensions=encode_value(rc, where),
-                         lhs_batching_dimensions=encode_value(lb, where),
-                         rhs_batching_dimensions=encode_value(rb, where))
+            attrs.update(_dot_attrs(value, where))
         elif key == "ragged_dot_dimension_numbers":
-            (lc, rc), (lb, rb) = value.dot_dimension_numbers
-            attrs.update(lhs_contracting_dimensions=encode_value(lc, where),
-                         rhs_contracting_dimensions=encode_value(rc, where),
-                         lhs_batching_dimensions=encode_value(lb, where),
-                         rhs_batching_dimensions=encode_value(rb, where),
+            attrs.update(_dot_attrs(value.dot_dimension_numbers, where),
                          lhs_ragged_dimensions=encode_value(value.lhs_ragged_dimensions, where),
                          rhs_group_dimensions=encode_value(value.rhs_group_dimensions, where))
         elif key == "dimension_numbers" and prim in dnums:
@@ -181,24 +180,19 @@ def params_from_attrs(prim: str, attrs: Mapping[str, Any], operand_dtypes=()) ->
         params[key] = None
     enums = _enum_classes()
     dnums = _dimension_number_classes()
-    if prim == "dot_general":
+    if prim in ("dot_general", "ragged_dot_general"):
         try:
-            params["dimension_numbers"] = (
-                (tuple(attrs.pop("lhs_contracting_dimensions")), tuple(attrs.pop("rhs_contracting_dimensions"))),
-                (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", []))))
+            dims = ((tuple(attrs.pop("lhs_contracting_dimensions")), tuple(attrs.pop("rhs_contracting_dimensions"))),
+                    (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", []))))
+            if prim == "dot_general":
+                params["dimension_numbers"] = dims
+            else:
+                from jax.lax import RaggedDotDimensionNumbers
+                params["ragged_dot_dimension_numbers"] = RaggedDotDimensionNumbers(
+                    dot_dimension_numbers=dims, lhs_ragged_dimensions=tuple(attrs.pop("lhs_ragged_dimensions")),
+                    rhs_group_dimensions=tuple(attrs.pop("rhs_group_dimensions", [])))
         except KeyError as e:
-            raise ParamError(f"jax.dot_general: attribute {e.args[0]!r} is missing") from None
-    elif prim == "ragged_dot_general":
-        from jax.lax import RaggedDotDimensionNumbers
-        try:
-            params["ragged_dot_dimension_numbers"] = RaggedDotDimensionNumbers(
-                dot_dimension_numbers=(
-                    (tuple(attrs.pop("lhs_contracting_dimensions")), tuple(attrs.pop("rhs_contracting_dimensions"))),
-                    (tuple(attrs.pop("lhs_batching_dimensions", [])), tuple(attrs.pop("rhs_batching_dimensions", [])))),
-                lhs_ragged_dimensions=tuple(attrs.pop("lhs_ragged_dimensions")),
-                rhs_group_dimensions=tuple(attrs.pop("rhs_group_dimensions", [])))
-        except KeyError as e:
-            raise ParamError(f"jax.ragged_dot_general: attribute {e.args[0]!r} is missing") from None
+            raise ParamError(f"jax.{prim}: attribute {e.args[0]!r} is missing") from None
     elif prim in dnums:
         cls, renames = dnums[prim]
         fields = {}
